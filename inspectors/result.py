@@ -1,0 +1,102 @@
+"""What a compile job returns: plain frozen dataclasses that round-trip through JSON
+(the worker and the CLI speak JSON; the app keeps these in its cache)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .errors import CompileError
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """How the JIT specialized one argument of one launch.
+
+    `type` is Triton's signature type (`*fp32`, `i32`, `constexpr`); `divisible_by_16`
+    is the `tt.divisibility = 16` attribute (16-byte aligned pointer, or an int divisible
+    by 16); `value` is set for constexprs, including ints the JIT turned into 1.
+    """
+    name: str
+    type: str
+    divisible_by_16: bool = False
+    value: str | None = None
+
+    def describe(self) -> str:
+        if self.value is not None:
+            return f"{self.name} = {self.value}"
+        tag = ""
+        if self.divisible_by_16:
+            tag = " (16-byte aligned)" if self.type.startswith("*") else " (divisible by 16)"
+        return f"{self.name}: {self.type}{tag}"
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    name: str
+    target: str
+    options: dict
+    args: tuple[ArgSpec, ...]
+    stages: dict                 # stage name -> text, keys from inspectors.stages
+    launch: int = 0              # which launch of example() produced it (0-based)
+    label: str = ""              # e.g. "add_kernel · launch 2" or the autotune config
+    compile_seconds: float = 0.0
+    metadata: dict = field(default_factory=dict)   # shared bytes, num_warps, ... from Triton
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> "KernelResult":
+        d = dict(d)
+        d["args"] = tuple(ArgSpec(**a) for a in d.get("args", ()))
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    kernels: tuple[KernelResult, ...] = ()
+    error: CompileError | None = None
+    output: str = ""             # what the user's code printed (tail, capped)
+    triton_version: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_json(self) -> dict:
+        return {
+            "kernels": [k.to_json() for k in self.kernels],
+            "error": self.error.to_json() if self.error else None,
+            "output": self.output,
+            "triton_version": self.triton_version,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> "CompileResult":
+        return cls(
+            kernels=tuple(KernelResult.from_json(k) for k in d.get("kernels", ())),
+            error=CompileError.from_json(d["error"]) if d.get("error") else None,
+            output=d.get("output", ""),
+            triton_version=d.get("triton_version", ""),
+            seconds=d.get("seconds", 0.0),
+        )
+
+
+@dataclass(frozen=True)
+class CompileRequest:
+    """One job for the worker. `signature` compiles a file without `example()`:
+    positional types as in Triton's AOT tool, e.g. `"*fp32:16, *fp32:16, i32, 1024"`
+    (`:16` = divisible by 16, a bare number = constexpr value)."""
+    source: str
+    filename: str = "kernel.py"
+    target: str = "cuda:90"
+    kernel: str | None = None          # only kernels with this name
+    num_warps: int | None = None       # None: what the launcher asked for
+    num_stages: int | None = None
+    constexprs: dict = field(default_factory=dict)   # name -> value overrides
+    signature: str | None = None
+    max_output_bytes: int = 65536
+
+    def to_json(self) -> dict:
+        return asdict(self)

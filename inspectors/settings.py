@@ -1,0 +1,40 @@
+"""Configuration, read once from documented environment variables.
+
+| variable                   | default                         | meaning                                   |
+|----------------------------|---------------------------------|-------------------------------------------|
+| TLENS_COMPILE_TIMEOUT      | 60                              | seconds a compile job may take            |
+| TLENS_DEFAULT_TARGET       | cuda:90                         | target chosen when none is given          |
+| TLENS_TRITON_CACHE_DIR     | ~/.cache/triton-lens/triton     | Triton cache used by the compile worker   |
+| TLENS_WORKER_MEMORY_MB     | 8192                            | address-space limit of the worker         |
+| TLENS_MAX_OUTPUT_BYTES     | 65536                           | user stdout/stderr kept per compile       |
+
+The worker gets its own Triton cache so that kernels compiled for viewing
+(e.g. for an sm_100 target on an sm_90 machine) never land in the user's
+real `~/.triton/cache`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    compile_timeout_s: float
+    default_target: str
+    triton_cache_dir: Path
+    worker_memory_mb: int
+    max_output_bytes: int
+
+
+def load() -> Settings:
+    env = os.environ.get
+    cache = env("TLENS_TRITON_CACHE_DIR") or str(Path.home() / ".cache" / "triton-lens" / "triton")
+    return Settings(
+        compile_timeout_s=float(env("TLENS_COMPILE_TIMEOUT", "60")),
+        default_target=env("TLENS_DEFAULT_TARGET", "cuda:90"),
+        triton_cache_dir=Path(cache).expanduser(),
+        worker_memory_mb=int(env("TLENS_WORKER_MEMORY_MB", "8192")),
+        max_output_bytes=int(env("TLENS_MAX_OUTPUT_BYTES", "65536")),
+    )

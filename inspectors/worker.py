@@ -1,0 +1,310 @@
+"""The compile worker: a separate process that runs the user's kernel file.
+
+Protocol (one JSON object per line): the engine writes a request on stdin, the
+worker answers on a private copy of its original stdout. The user's code never
+sees those descriptors: fd 0 reads /dev/null and fds 1/2 go to the job's
+`output.txt`, so `print`, `input()` or a C library writing to fd 1 cannot corrupt
+the protocol.
+
+    -> {"op": "compile", "job_dir": "/tmp/tlens-x/job-3", "request": {...CompileRequest}}
+    <- {"kernels": [...], "error": null, "output": "...", ...}      (CompileResult JSON)
+    -> {"op": "ping"}   <- {"pong": true}
+
+Started by `inspectors.engine`; run `python -m inspectors.worker` only through it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+
+from .errors import CompileError
+from .result import CompileRequest, CompileResult, KernelResult
+from .targets import TargetError, parse as parse_target
+from . import stages as stage_table
+
+# An MLIR diagnostic printed by Triton's passes, e.g.
+# /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
+_MLIR_DIAG_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
+
+
+class _JobError(Exception):
+    def __init__(self, error: CompileError):
+        self.error = error
+
+
+def _user_line_from_tb(tb, path: str) -> int | None:
+    line = None
+    for frame, lineno in traceback.walk_tb(tb):
+        if frame.f_code.co_filename == path:
+            line = lineno
+    return line
+
+
+def _compilation_error_line(exc, file_text: str) -> int | None:
+    """CompilationError carries the failing function's source (`exc.src`, starting at
+    its `def` line) and an AST node whose lineno is relative to it."""
+    node, src = getattr(exc, "node", None), getattr(exc, "src", None)
+    if node is None or not src or not hasattr(node, "lineno"):
+        return None
+    first = src.splitlines()[0]
+    lines = file_text.splitlines()
+    for i, text in enumerate(lines):
+        if text.strip() == first.strip():
+            return i + node.lineno
+    return None
+
+
+def _tail(path: Path, limit: int) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            if size > limit:
+                f.seek(size - limit)
+            data = f.read()
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if size > limit:
+        text = f"[{size - limit} earlier bytes of output dropped]\n" + text
+    return text
+
+
+class _Captured:
+    """Points fds 1 and 2 at `path` for the duration of a job."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self):
+        sys.stdout.flush(), sys.stderr.flush()
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.saved = os.dup(1), os.dup(2)
+        os.dup2(self.fd, 1), os.dup2(self.fd, 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stdout.flush(), sys.stderr.flush()
+        os.dup2(self.saved[0], 1), os.dup2(self.saved[1], 2)
+        for fd in (*self.saved, self.fd):
+            os.close(fd)
+        return False
+
+
+def _load_module(path: Path, text: str, name: str):
+    """Execute the kernel file as a fresh module (never cached between jobs)."""
+    import importlib.util
+    try:
+        compile(text, str(path), "exec")
+    except SyntaxError as e:
+        raise _JobError(CompileError("syntax", f"{e.msg}", path.name, e.lineno,
+                                     "".join(traceback.format_exception_only(e)))) from None
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        raise _JobError(CompileError("runtime", f"importing the file raised {type(e).__name__}: {e}",
+                                     path.name, _user_line_from_tb(e.__traceback__, str(path)),
+                                     traceback.format_exc())) from None
+    return module
+
+
+def _jit_functions(module) -> dict:
+    from triton.runtime.jit import JITFunction
+    from triton.runtime.autotuner import Autotuner, Heuristics
+    found = {}
+    for name, obj in vars(module).items():
+        inner = obj
+        while isinstance(inner, (Autotuner, Heuristics)):
+            inner = inner.fn
+        if isinstance(inner, JITFunction) and inner.fn.__module__ == module.__name__:
+            found[name] = inner
+    return found
+
+
+def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
+    import torch
+    import triton
+    from . import triton_shim as shim
+
+    started = time.perf_counter()
+    job_dir.mkdir(parents=True, exist_ok=True)
+    output_path = job_dir / "output.txt"
+    filename = Path(req.filename).name or "kernel.py"
+    path = (job_dir / filename).resolve()
+    path.write_text(req.source, encoding="utf-8")
+    modname = f"tlens_user_{job_dir.name.replace('-', '_')}"
+    saved_cwd, saved_modules = os.getcwd(), set(sys.modules)
+    saved_device = torch.get_default_device()
+    kernels: list[KernelResult] = []
+    error = None
+    try:
+        try:
+            target = parse_target(req.target)
+        except TargetError as e:
+            raise _JobError(CompileError("usage", str(e))) from None
+        backend_name = {"cuda": "nvidia", "hip": "amd"}[target.backend]
+        if target.backend not in shim.supported_backends():
+            raise _JobError(CompileError("usage", f"unsupported target {req.target}: this Triton "
+                                         f"({triton.__version__}) has no {backend_name} backend"))
+        gtarget = shim.gpu_target(target)
+        os.chdir(job_dir)
+        torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
+        with _Captured(output_path):
+            module = _load_module(path, req.source, modname)
+            jitted = _jit_functions(module)
+            if not jitted:
+                raise _JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}", filename, None))
+            launches = _launches(module, jitted, req, gtarget, path)
+            if req.kernel:
+                launches = [l for l in launches if l.fn.__name__ == req.kernel]
+                if not launches:
+                    raise _JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
+                                                 f"{', '.join(sorted(jitted))}", filename))
+            for i, launch in enumerate(launches):
+                launch = shim.apply_overrides(launch, req.num_warps, req.num_stages, req.constexprs)
+                kernels.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
+    except _JobError as e:
+        error = e.error
+    except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
+        error = CompileError("runtime", f"{type(e).__name__}: {e}", filename,
+                             _user_line_from_tb(e.__traceback__, str(path)), traceback.format_exc())
+    finally:
+        os.chdir(saved_cwd)
+        torch.set_default_device(saved_device)
+        for name in set(sys.modules) - saved_modules:
+            del sys.modules[name]
+    return CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
+                         triton.__version__, time.perf_counter() - started)
+
+
+def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
+    from . import triton_shim as shim
+    filename = path.name
+    if req.signature:
+        if req.kernel and req.kernel not in jitted:
+            raise _JobError(CompileError("usage", f"no kernel {req.kernel!r} in {filename}; found: {', '.join(sorted(jitted))}"))
+        if not req.kernel and len(jitted) > 1:
+            raise _JobError(CompileError("usage", f"{filename} has several kernels ({', '.join(sorted(jitted))}): "
+                                         "name one to compile from a signature"))
+        fn = jitted[req.kernel] if req.kernel else next(iter(jitted.values()))
+        try:
+            return [shim.launch_from_signature(fn, req.signature, gtarget, req.num_warps, req.num_stages)]
+        except ValueError as e:
+            raise _JobError(CompileError("usage", f"bad signature: {e}", filename)) from None
+    example = getattr(module, "example", None)
+    if not callable(example):
+        raise _JobError(CompileError("usage", f"{filename} has no example() function to launch its kernels; "
+                                     "add one, or compile from an explicit signature "
+                                     "(e.g. --signature '*fp32:16, *fp32:16, i32, 1024')", filename))
+    with shim.LaunchRecorder(gtarget) as recorder:
+        try:
+            example()
+        except BaseException as e:  # noqa: BLE001
+            line = _user_line_from_tb(e.__traceback__, str(path))
+            if type(e).__name__ == "CompilationError":
+                line = _compilation_error_line(e, path.read_text()) or line
+                raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None
+            raise _JobError(CompileError("runtime", f"example() raised {type(e).__name__}: {e}", filename, line,
+                                         traceback.format_exc())) from None
+    if not recorder.launches:
+        raise _JobError(CompileError("usage", "example() ran but launched no Triton kernel", filename))
+    return recorder.launches
+
+
+def _first_line(exc) -> str:
+    msg = getattr(exc, "error_message", None) or str(exc)
+    return msg.strip().splitlines()[-1] if msg.strip() else type(exc).__name__
+
+
+def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path) -> KernelResult:
+    filename = path.name
+    t0 = time.perf_counter()
+    before = output_path.stat().st_size if output_path.exists() else 0
+    try:
+        compiled = shim.compile_launch(launch, gtarget)
+    except BaseException as e:  # noqa: BLE001
+        if type(e).__name__ == "CompilationError":
+            line = _compilation_error_line(e, path.read_text())
+            raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None
+        sys.stderr.flush()
+        log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
+        diag = _MLIR_DIAG_RE.search(log)
+        if diag:
+            raise _JobError(CompileError("compile", diag["msg"], filename, int(diag["line"]), log[-8000:])) from None
+        raise _JobError(CompileError("compile", f"{type(e).__name__}: {e}", filename, None,
+                                     traceback.format_exc() + log[-8000:])) from None
+    texts = {"source": req.source}
+    for stage in stage_table.stages_for(target.backend):
+        if stage.asm_key and stage.asm_key in compiled.asm:
+            texts[stage.name] = compiled.asm[stage.asm_key]
+    if target.backend == "cuda" and "cubin" in compiled.asm:
+        texts["sass"] = shim.disassemble_cubin(compiled.asm["cubin"])
+    name = launch.fn.__name__
+    label = launch.label or name
+    return KernelResult(
+        name=name, target=target.key,
+        options={k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None},
+        args=shim.arg_specs(launch), stages=texts, launch=index, label=label,
+        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled))
+
+
+def _limit_memory() -> None:
+    """Cap the worker's address space on machines without a GPU (CUDA maps huge
+    virtual ranges, so the cap would break it there)."""
+    import resource
+    mb = int(os.environ.get("TLENS_WORKER_MEMORY_MB", "8192"))
+    if mb > 0:
+        limit = mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _prewarm() -> None:
+    """Pay Triton's one-off costs (LLVM/MLIR start-up) before the first real job."""
+    import triton
+    import triton.language as tl
+    from triton.compiler import ASTSource
+    from . import triton_shim as shim
+
+    @triton.jit
+    def _warm(x_ptr):
+        tl.store(x_ptr, tl.load(x_ptr) + 1)
+    try:
+        shim.compile_launch(shim.Launch(_warm, {"x_ptr": "*fp32"}, {}, {}, {}), shim.gpu_target(parse_target("cuda:90")))
+    except Exception:  # noqa: BLE001 - warming is best effort
+        pass
+
+
+def main() -> None:
+    proto_in = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    proto_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    import torch  # noqa: F401 - the point of a warm worker
+    import triton  # noqa: F401
+    if not torch.cuda.is_available():
+        _limit_memory()
+    if os.environ.get("TLENS_WORKER_PREWARM", "1") == "1":
+        _prewarm()
+    proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__}) + "\n")
+    proto_out.flush()
+    for line in proto_in:
+        msg = json.loads(line)
+        if msg.get("op") == "ping":
+            reply = {"pong": True}
+        else:
+            req = CompileRequest(**msg["request"])
+            reply = run_job(req, Path(msg["job_dir"])).to_json()
+        proto_out.write(json.dumps(reply) + "\n")
+        proto_out.flush()
+
+
+if __name__ == "__main__":
+    main()
