@@ -1,0 +1,36 @@
+# Two commands set everything up on a fresh machine:
+#   make run    create .venv, install, start the app on http://localhost:8501
+#   make test   create .venv, install, run the whole test suite (browser tests included)
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+# The CPU build of torch: on this workplace `pip install torch==2.13.0` takes a local CPU wheel.
+# Elsewhere without a GPU: make TORCH_SPEC=torch==2.13.0 PIP_TORCH_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+TORCH_SPEC     ?= torch==2.13.0
+PIP_TORCH_ARGS ?=
+PORT ?= 8501
+
+.PHONY: run test setup bench clean
+
+$(VENV)/.installed: requirements.txt Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	@# Keep a CUDA torch if there is one (the venv may see it through --system-site-packages);
+	@# otherwise install the CPU build before anything can pull a multi-GB CUDA build.
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	$(PY) -m streamlit run app/main.py --server.port $(PORT)
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) benchmarks/compile_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache artifacts

@@ -1,0 +1,141 @@
+"""Stage text -> highlighted HTML, one function for every stage. Pure (no Streamlit),
+so it is tested directly. Every piece of user or compiler text goes through
+pygments, which escapes it: markup in a kernel is shown, never run."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+
+from inspectors import memops, stages
+from inspectors.lexers import lexer_for
+
+# Line classes, shown in the legend: what the colour of a line means.
+LEGEND = {
+    "mem-vec": "vectorized global access (ld/st.global.v2/.v4, LDG/STG.64/.128, cp.async)",
+    "mem-scalar": "scalar global access (one element per instruction)",
+    "mem-shared": "shared-memory access",
+    "sreg": "reads %ctaid / %tid (program and thread ids)",
+    "hit": "matches the search",
+    "err": "the line the error names",
+}
+
+_SPECIAL_REGS = ("%ctaid", "%tid", "%nctaid", "%ntid", "SR_CTAID", "SR_TID", "tt.get_program_id",
+                 "llvm.nvvm.read.ptx.sreg")
+
+
+@dataclass(frozen=True)
+class PanelSummary:
+    lines: int
+    vector_ops: int
+    scalar_ops: int
+    shared_ops: int
+    widest: str          # e.g. "v4 × 32-bit"
+    hits: int
+
+
+class _LineFormatter(HtmlFormatter):
+    """One `<div class="l CLASSES" data-line="N">` per source line, with its number."""
+
+    def __init__(self, line_classes: dict[int, str], only: set[int] | None, **kw):
+        super().__init__(**kw)
+        self.line_classes = line_classes
+        self.only = only
+
+    def wrap(self, source):
+        n = 0
+        for t, piece in source:
+            if t != 1:
+                yield t, piece
+                continue
+            n += 1
+            if self.only is not None and n not in self.only:
+                continue
+            cls = self.line_classes.get(n, "")
+            yield 1, (f'<div class="l {cls}" data-line="{n}"><span class="ln">{n}</span>'
+                      f'<span class="code">{piece.rstrip(chr(10))}</span></div>')
+
+
+def line_classes(stage: str, text: str, query: str = "", error_line: int | None = None) -> dict[int, str]:
+    classes: dict[int, set[str]] = {}
+    for op in memops.memops_for(stage, text):
+        if op.space == "global":
+            classes.setdefault(op.line, set()).add("mem-vec" if op.vectorized else "mem-scalar")
+        elif op.space == "shared":
+            classes.setdefault(op.line, set()).add("mem-shared")
+    needle = query.lower()
+    for n, line in enumerate(text.splitlines(), 1):
+        if any(r in line for r in _SPECIAL_REGS):
+            classes.setdefault(n, set()).add("sreg")
+        if needle and needle in line.lower():
+            classes.setdefault(n, set()).add("hit")
+    if error_line:
+        classes.setdefault(error_line, set()).add("err")
+    return {n: " ".join(sorted(c)) for n, c in classes.items()}
+
+
+def summarize(stage: str, text: str, classes: dict[int, str]) -> PanelSummary:
+    ops = [o for o in memops.memops_for(stage, text) if o.space == "global"]
+    widest = max(ops, key=lambda o: o.bytes, default=None)
+    return PanelSummary(
+        lines=text.count("\n") + (0 if text.endswith("\n") else 1),
+        vector_ops=sum(o.vectorized for o in ops),
+        scalar_ops=sum(not o.vectorized for o in ops),
+        shared_ops=sum(o.space == "shared" for o in memops.memops_for(stage, text)),
+        widest=f"v{widest.vector} × {widest.bits}-bit" if widest else "",
+        hits=sum("hit" in c for c in classes.values()),
+    )
+
+
+def render_stage_html(stage_name: str, text: str, query: str = "", only_hits: bool = False,
+                      error_line: int | None = None, max_height: int = 640, context: int | None = None) -> str:
+    """The panel body: highlighted, numbered lines in a scrolling box. With `context`,
+    only the lines within `context` of `error_line` are shown (keeping their numbers)."""
+    stage = stages.get(stage_name)
+    classes = line_classes(stage_name, text, query, error_line)
+    only = {n for n, c in classes.items() if "hit" in c} if (only_hits and query) else None
+    if context is not None and error_line:
+        only = set(range(error_line - context, error_line + context + 1))
+    body = highlight(text, lexer_for(stage.lexer), _LineFormatter(classes, only, nowrap=False, cssclass="src"))
+    return (f'<div class="tlens-panel" data-stage="{html.escape(stage_name)}" '
+            f'style="max-height:{int(max_height)}px">{body}</div>')
+
+
+def page_css() -> str:
+    """Styles for every panel, injected once per page."""
+    pyg = HtmlFormatter(style="default").get_style_defs(".tlens-panel .src")
+    return f"""<style>
+{pyg}
+.tlens-panel {{ overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
+.tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
+.tlens-panel .l {{ white-space: pre; padding-right: 12px; }}
+.tlens-panel .ln {{ display: inline-block; min-width: 3.6em; padding-right: .8em; text-align: right; color: #9aa0a6;
+  user-select: none; }}
+.tlens-panel .mem-vec {{ background: #dcf5e3; box-shadow: inset 3px 0 #1a9e49; }}
+.tlens-panel .mem-scalar {{ background: #fdecd2; box-shadow: inset 3px 0 #e08a00; }}
+.tlens-panel .mem-shared {{ background: #e3ecfb; box-shadow: inset 3px 0 #3b6fd8; }}
+.tlens-panel .sreg {{ background: #f1e6fb; box-shadow: inset 3px 0 #8a3fd1; }}
+.tlens-panel .hit {{ background: #fff6a8 !important; }}
+.tlens-panel .err {{ background: #fbd5d5 !important; box-shadow: inset 3px 0 #c62828; }}
+.tlens-chip {{ display: inline-block; padding: 1px 8px; margin: 0 4px 4px 0; border-radius: 10px; font-size: 12px; }}
+.tlens-chip.mem-vec {{ background: #dcf5e3; }} .tlens-chip.mem-scalar {{ background: #fdecd2; }}
+.tlens-chip.mem-shared {{ background: #e3ecfb; }} .tlens-chip.sreg {{ background: #f1e6fb; }}
+.tlens-chip.hit {{ background: #fff6a8; }}
+</style>"""
+
+
+def legend_html(summary: PanelSummary) -> str:
+    chips = []
+    if summary.vector_ops:
+        chips.append(("mem-vec", f"{summary.vector_ops} vectorized global ops (widest {summary.widest})"))
+    if summary.scalar_ops:
+        chips.append(("mem-scalar", f"{summary.scalar_ops} scalar global ops"))
+    if summary.shared_ops:
+        chips.append(("mem-shared", f"{summary.shared_ops} shared-memory ops"))
+    if summary.hits:
+        chips.append(("hit", f"{summary.hits} matching lines"))
+    return "".join(f'<span class="tlens-chip {c}" title="{html.escape(LEGEND[c])}">{html.escape(t)}</span>'
+                   for c, t in chips)

@@ -1,0 +1,41 @@
+"""The app's only doorway to the engine: a process-wide warm worker and a result
+cache keyed by source + options + target + Triton version."""
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from inspectors import settings as settings_mod
+from inspectors.engine import Engine
+from inspectors.result import CompileRequest, CompileResult
+
+
+@st.cache_resource(show_spinner=False)
+def engine() -> Engine:
+    """Started with the server: the worker imports torch and triton while the page loads."""
+    return Engine(settings_mod.load())
+
+
+class _NotCached(Exception):
+    """Raised inside the cached function so Streamlit does not keep a result that
+    says nothing about the source (a timeout, a crashed worker)."""
+
+    def __init__(self, result: CompileResult):
+        self.result = result
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _compile_cached(request_json: str, triton_version: str, timeout: float) -> dict:
+    result = engine().compile(CompileRequest(**json.loads(request_json)), timeout=timeout)
+    if result.error and result.error.kind in ("timeout", "crash"):
+        raise _NotCached(result)
+    return result.to_json()
+
+
+def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
+    key = json.dumps(request.to_json(), sort_keys=True)
+    try:
+        return CompileResult.from_json(_compile_cached(key, engine().triton_version, timeout))
+    except _NotCached as e:
+        return e.result

@@ -1,0 +1,75 @@
+"""Pygments lexers for the stages pygments has none for: MLIR (TTIR/TTGIR) and SASS.
+PTX, LLVM IR, AMDGCN and Python use pygments' own (`ptx`, `llvm`, `amdgpu`, `python`)."""
+from __future__ import annotations
+
+from pygments.lexer import Lexer, RegexLexer, bygroups, words
+from pygments.lexers import get_lexer_by_name
+from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
+
+
+class MlirLexer(RegexLexer):
+    """Triton's MLIR dialects, e.g.
+    `%3 = tt.load %2, %1 : tensor<1024x!tt.ptr<f32>, #blocked> loc(#loc6)`"""
+    name = "MLIR"
+    aliases = ["mlir"]
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"//.*?$", Comment.Single),
+            (r"\bloc\((#loc\d*|\"[^\"]*\"[^)]*)\)", Comment.Special),      # loc(#loc6), loc("k.py":8:16)
+            (r"#loc\d*", Comment.Special),
+            (r"\"(\\\\|\\\"|[^\"])*\"", String),
+            (r"#[A-Za-z_][\w.]*", Name.Decorator),                          # #blocked, #ttg.shared
+            (r"%[\w.$#-]+", Name.Variable),                                 # %3, %arg0, %c1024_i32
+            (r"\^[\w.$-]+", Name.Label),                                    # ^bb0
+            (r"@[\w.$-]+", Name.Function),                                  # @add_kernel
+            (r"\b(tt|ttg|ttng|amdgpu|nvgpu|nvvm|llvm|arith|math|scf|cf|gpu|tti|rocdl)\.[\w.]+", Keyword),
+            (r"\b(module|func|return|attributes|loc|dense|true|false)\b", Keyword.Reserved),
+            (r"\b(tensor|memref|vector|ptr|i1|i8|i16|i32|i64|f16|bf16|f32|f64|index|none)\b", Keyword.Type),
+            (r"!tt\.[\w.]+|![\w.]+", Keyword.Type),
+            (r"-?\d+\.\d+(e[+-]?\d+)?", Number.Float),
+            (r"0x[0-9a-fA-F]+|-?\d+", Number.Integer),
+            (r"->|[=:<>*x]", Operator),
+            (r"[(){}\[\],]", Punctuation),
+            (r"[\w.]+", Text),
+            (r".", Text),
+        ]
+    }
+
+
+class SassLexer(RegexLexer):
+    """NVIDIA SASS as nvdisasm/cuobjdump print it, e.g.
+    `        /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;`"""
+    name = "SASS"
+    aliases = ["sass"]
+    tokens = {
+        "root": [
+            (r"\s+", Whitespace),
+            (r"//.*?$", Comment.Single),
+            (r"/\*[0-9a-fA-F]+\*/", Comment.Special),                       # /*0180*/ address
+            (r"/\*.*?\*/", Comment.Multiline),
+            (r"^\s*\.[\w.]+.*?$", Comment.Preproc),                         # .section, .align
+            (r"[.\w$]+:", Name.Label),
+            (r"@!?U?P[T\d]+", Keyword.Pseudo),                             # predicates @!P0
+            (r"\b(?:S2R|S2UR|CS2R)\b", Keyword),
+            (r"\bSR_[\w.]+", Name.Builtin),                                 # SR_TID.X, SR_CTAID.X
+            (r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*(?=\s)", Keyword),        # opcode with modifiers
+            (r"\b(?:U?R\d+|URZ|RZ|PT|U?P\d+|UPT)\b(?:\.\w+)*", Name.Variable),
+            (r"\bc\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]", Name.Constant),
+            (r"desc\[", Name.Builtin),
+            (r"-?0x[0-9a-fA-F]+|-?\d+(\.\d+)?", Number),
+            (r"[\[\](),;|!~+-]", Punctuation),
+            (r"\"[^\"]*\"", String),
+            (r"\S", Text),
+        ]
+    }
+
+
+_OURS = {"mlir": MlirLexer, "sass": SassLexer}
+
+
+def lexer_for(alias: str) -> Lexer:
+    """The lexer named in the stage table (ours first, then pygments')."""
+    if alias in _OURS:
+        return _OURS[alias]()
+    return get_lexer_by_name(alias)

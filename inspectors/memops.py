@@ -1,0 +1,99 @@
+"""Global and shared memory instructions in PTX and SASS: what the highlighting and
+the load table read. Pure functions from text to frozen dataclasses."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# PTX, e.g.
+#   @%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];
+#   st.global.b32 [ %rd4 + 0 ], { %r9 };
+#   @%p1 atom.global.gpu.acq_rel.add.f32 %r5, [ %rd1 + 0 ], %r4;
+#   cp.async.cg.shared.global [ %r12 + 0 ], [ %rd8 + 0 ], 0x10, %r13;
+#   cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [...]
+_PTX_OP_RE = re.compile(
+    r"^\s*(?:@!?%p\d+\s+)?"
+    r"(?P<op>ld|st|atom|red|cp\.async(?:\.bulk(?:\.tensor)?)?|ldmatrix|stmatrix)"
+    r"(?P<mods>(?:\.[\w:]+)*)\s")
+_PTX_WIDTH_RE = re.compile(r"\.(?:b|u|s|f)(\d+)\b")
+_PTX_VEC_RE = re.compile(r"\.v(\d)\b")
+
+
+@dataclass(frozen=True)
+class MemOp:
+    line: int          # 1-based line in the stage text
+    kind: str          # load | store | atomic
+    space: str         # global | shared | local | param
+    vector: int        # elements per instruction (1, 2, 4, 8)
+    bits: int          # bits per element
+    text: str          # the instruction, stripped
+
+    @property
+    def bytes(self) -> int:
+        return self.vector * self.bits // 8
+
+    @property
+    def vectorized(self) -> bool:
+        return self.vector > 1 or self.bits >= 64
+
+
+def _ptx_kind_space(op: str, mods: str) -> tuple[str, str] | None:
+    if op.startswith("cp.async"):
+        return "load", "global"     # global -> shared copies: counted as global loads
+    if op in ("ldmatrix", "stmatrix"):
+        return ("load" if op == "ldmatrix" else "store"), "shared"
+    space = next((s for s in ("global", "shared", "local", "param") if f".{s}" in mods), "generic")
+    kind = {"ld": "load", "st": "store", "atom": "atomic", "red": "atomic"}[op]
+    return kind, space
+
+
+def ptx_memops(text: str) -> tuple[MemOp, ...]:
+    ops = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _PTX_OP_RE.match(line)
+        if not m:
+            continue
+        kind, space = _ptx_kind_space(m["op"], m["mods"])
+        if space == "param":
+            continue
+        vec = _PTX_VEC_RE.search(m["mods"])
+        width = _PTX_WIDTH_RE.search(m["mods"])
+        bits = int(width.group(1)) if width else 0
+        vector = int(vec.group(1)) if vec else 1
+        if m["op"].startswith("cp.async") and not m["op"].endswith(("bulk", "tensor")):
+            # cp.async.cg.shared.global [dst], [src], 16: the size operand is in bytes
+            size = re.search(r",\s*(0x[0-9a-f]+|\d+)\s*(?:,|;)", line)
+            nbytes = int(size.group(1), 0) if size else 16
+            vector, bits = max(nbytes // 4, 1), 32
+        ops.append(MemOp(n, kind, space, vector, bits, line.strip()))
+    return tuple(ops)
+
+
+# SASS, e.g.  /*0180*/   @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;
+#             /*0200*/   STG.E.64 desc[UR4][R4.64], R8 ;   LDS.U.128, STS, ATOMG.E.ADD.F32
+_SASS_OP_RE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?(?P<op>LDG|STG|LDS|STS|LDSM|ATOMG|ATOMS|RED|REDG|LDGSTS|UTMALDG|UTMASTG)(?P<mods>(?:\.[\w]+)*)\s")
+
+
+def sass_memops(text: str) -> tuple[MemOp, ...]:
+    ops = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _SASS_OP_RE.match(line)
+        if not m:
+            continue
+        op, mods = m["op"], m["mods"]
+        kind = ("load" if op.startswith(("LD", "UTMALD")) else
+                "store" if op.startswith(("ST", "UTMAST")) else "atomic")
+        space = "shared" if op in ("LDS", "STS", "LDSM", "ATOMS") else "global"
+        width = re.search(r"\.(128|64|32|16|8|U8|S8|U16|S16)\b", mods)
+        bits = int(re.sub(r"[US]", "", width.group(1))) if width else 32
+        vector, elem = (bits // 32, 32) if bits > 32 else (1, bits)
+        ops.append(MemOp(n, kind, space, vector, elem, line.strip()))
+    return tuple(ops)
+
+
+def memops_for(stage: str, text: str) -> tuple[MemOp, ...]:
+    if stage == "ptx":
+        return ptx_memops(text)
+    if stage == "sass":
+        return sass_memops(text)
+    return ()

@@ -1,0 +1,28 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SNIPPETS = ROOT / "tests" / "snippets"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def engine(tmp_path_factory):
+    from inspectors import settings as settings_mod
+    from inspectors.engine import Engine
+    s = settings_mod.load()
+    eng = Engine(s)
+    assert eng.wait_ready(), "compile worker did not start"
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def snippet():
+    def read(name: str) -> str:
+        return (SNIPPETS / name).read_text()
+    return read

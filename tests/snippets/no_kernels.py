@@ -1,0 +1,2 @@
+def example():
+    return 42

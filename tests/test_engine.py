@@ -1,0 +1,165 @@
+"""The compile engine on real Triton compiles (no GPU): specialization exactly as the
+JIT would do it, every target, overrides, and every kind of bad input."""
+import re
+
+import pytest
+
+from inspectors.result import CompileRequest
+
+
+def _compile(engine, snippet, name, **kw):
+    return engine.compile(CompileRequest(source=snippet(name), filename=name, **kw), timeout=kw.pop("timeout", 60))
+
+
+def _arg(kernel, name):
+    return next(a for a in kernel.args if a.name == name)
+
+
+def test_vector_add_specializations(engine, snippet):
+    r = _compile(engine, snippet, "vadd.py", target="cuda:90")
+    assert r.ok, r.error
+    # n=4000 specializes exactly like n=4096 (both divisible by 16): the JIT reuses that
+    # kernel, so four launches give three compiled kernels.
+    aligned, misaligned, n4001 = r.kernels
+    # 16-byte aligned pointers, n divisible by 16: vectorized
+    assert _arg(aligned, "x_ptr").divisible_by_16 and _arg(aligned, "n").divisible_by_16
+    assert "ld.global.v4.b32" in aligned.stages["ptx"]
+    # x[1:] is 4 bytes off: the JIT does not mark it, and the loads are scalar
+    assert not _arg(misaligned, "x_ptr").divisible_by_16 and not _arg(misaligned, "n").divisible_by_16
+    assert "ld.global.v4" not in misaligned.stages["ptx"] and "ld.global.b32" in misaligned.stages["ptx"]
+    # aligned pointers but the mask bound is not a multiple of 16: not provably vectorizable
+    assert not _arg(n4001, "n").divisible_by_16
+    assert "ld.global.v4" not in n4001.stages["ptx"]
+    for k in r.kernels:
+        assert set(k.stages) == {"source", "ttir", "ttgir", "llir", "ptx", "sass"}
+        assert "LDG" in k.stages["sass"]
+        assert "tt.divisibility" in k.stages["ttir"] or not any(a.divisible_by_16 for a in k.args)
+
+
+def test_int_equal_to_one_becomes_constexpr(engine, snippet):
+    r = _compile(engine, snippet, "strided.py", target="cuda:90")
+    assert r.ok, r.error
+    one, three, sixteen = r.kernels
+    assert _arg(one, "stride").type == "constexpr" and _arg(one, "stride").value == "1"
+    assert _arg(three, "stride").type == "i32" and not _arg(three, "stride").divisible_by_16
+    assert _arg(sixteen, "stride").divisible_by_16
+    assert "ld.global.v4.b32" in one.stages["ptx"]                 # contiguous
+    assert "ld.global.v4" not in three.stages["ptx"]              # runtime stride: scalar
+
+
+@pytest.mark.parametrize("target,stage,marker", [
+    ("cuda:80", "ptx", ".target sm_80"),
+    ("cuda:90", "ptx", ".target sm_90a"),
+    ("cuda:100", "ptx", ".target sm_100a"),
+    ("hip:gfx942", "amdgcn", "gfx942"),
+])
+def test_targets(engine, snippet, target, stage, marker):
+    r = _compile(engine, snippet, "vadd.py", target=target, kernel="add_kernel")
+    assert r.ok, r.error
+    assert marker in r.kernels[0].stages[stage]
+    assert r.kernels[0].target == target
+
+
+def test_overrides(engine, snippet):
+    r = _compile(engine, snippet, "vadd.py", target="cuda:90", num_warps=8, num_stages=2, constexprs={"BLOCK": 256})
+    assert r.ok, r.error
+    k = r.kernels[0]
+    assert k.options["num_warps"] == 8 and k.options["num_stages"] == 2
+    assert _arg(k, "BLOCK").value == "256"
+    assert '"ttg.num-warps" = 8' in k.stages["ttgir"]
+    # 256 elements over 256 threads: one element each, no vector loads left
+    assert "ld.global.v4" not in k.stages["ptx"]
+
+
+def test_compile_from_signature(engine, snippet):
+    r = _compile(engine, snippet, "nosig.py", target="cuda:90", signature="*fp32:16, *fp32:16, i32:16, 1024")
+    assert r.ok, r.error
+    assert "ld.global.v4.b32" in r.kernels[0].stages["ptx"]
+    r = _compile(engine, snippet, "nosig.py", target="cuda:90", signature="*fp32, *fp32, i32, 1024")
+    assert r.ok and "ld.global.v4" not in r.kernels[0].stages["ptx"]
+
+
+def test_autotune_compiles_every_config(engine):
+    src = '''
+import torch, triton, triton.language as tl
+
+@triton.autotune(configs=[triton.Config({"BLOCK": 128}, num_warps=1), triton.Config({"BLOCK": 1024}, num_warps=4)],
+                 key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+def example():
+    x = torch.zeros(4096)
+    k[lambda m: (triton.cdiv(4096, m["BLOCK"]),)](x, 4096)
+'''
+    r = engine.compile(CompileRequest(source=src, filename="at.py"))
+    assert r.ok, r.error
+    assert [k.options["num_warps"] for k in r.kernels] == [1, 4]
+    assert all("autotune config" in k.label for k in r.kernels)
+
+
+# ---- bad input: each a clear error naming the line, and the worker keeps serving ----
+
+def test_syntax_error(engine, snippet):
+    r = _compile(engine, snippet, "syntax_error.py")
+    assert r.error.kind == "syntax" and r.error.line == 7
+
+
+def test_compile_error_names_the_line(engine, snippet):
+    r = _compile(engine, snippet, "dot_mismatch.py")
+    assert r.error.kind == "compile"
+    assert r.error.line == 11                      # c = tl.dot(a, b)
+    assert "dimension" in r.error.message
+
+
+def test_launcher_exception(engine, snippet):
+    r = _compile(engine, snippet, "launcher_raises.py")
+    assert r.error.kind == "runtime" and r.error.line == 12     # raise ValueError(...)
+    assert "shapes do not match" in r.error.message
+
+
+def test_no_kernels(engine, snippet):
+    r = _compile(engine, snippet, "no_kernels.py")
+    assert r.error.kind == "usage" and "no @triton.jit kernel" in r.error.message
+
+
+def test_unsupported_target(engine, snippet):
+    r = _compile(engine, snippet, "vadd.py", target="cuda:52")
+    assert r.error.kind == "usage" and "cuda:52" in r.error.message
+
+
+def test_no_example_without_signature(engine, snippet):
+    r = _compile(engine, snippet, "nosig.py")
+    assert r.error.kind == "usage" and "example()" in r.error.message
+
+
+def test_timeout_replaces_worker_and_serves_again(engine, snippet):
+    r = engine.compile(CompileRequest(source=snippet("forever.py"), filename="forever.py"), timeout=4)
+    assert r.error.kind == "timeout" and "4 s" in r.error.message
+    r = _compile(engine, snippet, "vadd.py", kernel="add_kernel")
+    assert r.ok, r.error
+
+
+def test_crash_is_reported_and_worker_replaced(engine, snippet):
+    src = "import os, triton\nimport triton.language as tl\n@triton.jit\ndef k(x):\n    pass\n" \
+          "def example():\n    os.kill(os.getpid(), 9)\n"
+    r = engine.compile(CompileRequest(source=src, filename="crash.py"))
+    assert r.error.kind == "crash" and "SIGKILL" in r.error.message
+    assert _compile(engine, snippet, "vadd.py", kernel="add_kernel").ok
+
+
+def test_user_output_is_captured_not_mixed_into_protocol(engine, snippet):
+    src = snippet("vadd.py").replace("def example():", "def example():\n    print('hello <b>' * 3)\n    import sys; sys.stdout.write('x' * 200000)")
+    r = engine.compile(CompileRequest(source=src, filename="vadd.py", max_output_bytes=1000))
+    assert r.ok, r.error
+    assert "earlier bytes of output dropped" in r.output and len(r.output) < 1200
+
+
+def test_file_writes_stay_in_scratch(engine, snippet, tmp_path):
+    src = snippet("vadd.py").replace("def example():", "def example():\n    open('written.txt', 'w').write('x')")
+    import os
+    r = engine.compile(CompileRequest(source=src, filename="vadd.py", kernel="add_kernel"))
+    assert r.ok
+    assert not os.path.exists("written.txt")
