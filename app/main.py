@@ -118,9 +118,13 @@ elif not result.ok:
 else:
     kernel = panels.pick_launch(result.kernels)
     panels.render_launch_card(kernel, result)
-    available = [s for s in stages.stages_for(targets.parse(kernel.target).backend) if s.name in kernel.stages]
-    default = [s.name for s in available if s.name in ("source", "ttgir", "ptx")] or [available[0].name]
-    chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default, key="stages",
+    backend = targets.parse(kernel.target).backend
+    available = [s for s in stages.stages_for(backend) if s.name in kernel.stages]
+    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD)
+    machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
+    default = [n for n in ("source", "ttgir", machine) if n in kernel.stages]
+    chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
+                            key=f"stages-{backend}",
                             format_func=lambda n: stages.get(n).label, max_selections=3)
     for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
         with column:

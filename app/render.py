@@ -19,7 +19,7 @@ LEGEND = {
     "mem-shared": "shared-memory access",
     "sreg": "reads %ctaid / %tid (program and thread ids)",
     "hit": "matches the search",
-    "err": "the line the error names",
+    "errline": "the line the error names",
 }
 
 _SPECIAL_REGS = ("%ctaid", "%tid", "%nctaid", "%ntid", "SR_CTAID", "SR_TID", "tt.get_program_id",
@@ -72,7 +72,7 @@ def line_classes(stage: str, text: str, query: str = "", error_line: int | None 
         if needle and needle in line.lower():
             classes.setdefault(n, set()).add("hit")
     if error_line:
-        classes.setdefault(error_line, set()).add("err")
+        classes.setdefault(error_line, set()).add("errline")
     return {n: " ".join(sorted(c)) for n, c in classes.items()}
 
 
@@ -119,7 +119,8 @@ def page_css() -> str:
 .tlens-panel .mem-shared {{ background: #e3ecfb; box-shadow: inset 3px 0 #3b6fd8; }}
 .tlens-panel .sreg {{ background: #f1e6fb; box-shadow: inset 3px 0 #8a3fd1; }}
 .tlens-panel .hit {{ background: #fff6a8 !important; }}
-.tlens-panel .err {{ background: #fbd5d5 !important; box-shadow: inset 3px 0 #c62828; }}
+.tlens-panel .src .err {{ border: none; }}
+.tlens-panel .errline {{ background: #fbd5d5 !important; box-shadow: inset 3px 0 #c62828; }}
 .tlens-chip {{ display: inline-block; padding: 1px 8px; margin: 0 4px 4px 0; border-radius: 10px; font-size: 12px; }}
 .tlens-chip.mem-vec {{ background: #dcf5e3; }} .tlens-chip.mem-scalar {{ background: #fdecd2; }}
 .tlens-chip.mem-shared {{ background: #e3ecfb; }} .tlens-chip.sreg {{ background: #f1e6fb; }}

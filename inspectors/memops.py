@@ -91,9 +91,39 @@ def sass_memops(text: str) -> tuple[MemOp, ...]:
     return tuple(ops)
 
 
+# AMDGCN, e.g.   global_load_dwordx4 v[2:5], v[0:1], off
+#                buffer_store_dword v3, v4, s[8:11], 0 offen      ds_read_b128 v[4:7], v2
+_AMDGCN_OP_RE = re.compile(r"^\s*(?P<space>global|buffer|flat|ds)_(?P<op>load|store|read|write|atomic)"
+                           r"(?P<mods>\w*)\s")
+_AMDGCN_WIDTH_RE = re.compile(r"_(?:dword(x\d)?|b(\d+)|(?:u|i)(\d+)|short|byte)")
+
+
+def amdgcn_memops(text: str) -> tuple[MemOp, ...]:
+    ops = []
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _AMDGCN_OP_RE.match(line)
+        if not m:
+            continue
+        kind = {"load": "load", "read": "load", "store": "store", "write": "store"}.get(m["op"], "atomic")
+        space = "shared" if m["space"] == "ds" else "global"
+        vector, bits = 1, 32
+        w = _AMDGCN_WIDTH_RE.search(m["mods"])
+        if w and w.group(1):
+            vector = int(w.group(1)[1:])
+        elif w and w.group(2):
+            b = int(w.group(2))
+            vector, bits = (b // 32, 32) if b > 32 else (1, b)
+        elif w and w.group(3):
+            bits = int(w.group(3))
+        elif w and "short" in w.group(0):
+            bits = 16
+        elif w and "byte" in w.group(0):
+            bits = 8
+        ops.append(MemOp(n, kind, space, vector, bits, line.strip()))
+    return tuple(ops)
+
+
 def memops_for(stage: str, text: str) -> tuple[MemOp, ...]:
-    if stage == "ptx":
-        return ptx_memops(text)
-    if stage == "sass":
-        return sass_memops(text)
-    return ()
+    """Memory ops of a stage's text; stages without an ISA-level parser give none."""
+    parser = {"ptx": ptx_memops, "sass": sass_memops, "amdgcn": amdgcn_memops}.get(stage)
+    return parser(text) if parser else ()

@@ -225,22 +225,41 @@ def nvidia_tool(name: str) -> Path | None:
     return path if path.exists() else None
 
 
+class Disassembly:
+    """SASS with line info, disassembled in the background: `nvdisasm -c -g` prints
+    `//## File "k.py", line 8` before the instructions of each line (Triton passes
+    -lineinfo to ptxas). nvdisasm costs ~0.3 s even for a tiny cubin, mostly its own
+    start-up, so the worker starts one per kernel as soon as the cubin exists and
+    collects them after compiling the remaining launches."""
+
+    def __init__(self, cubin: bytes):
+        self.proc = None
+        self.path = None
+        tool = nvidia_tool("nvdisasm")
+        if tool is None:
+            self.missing = "// nvdisasm is not in this triton wheel: SASS unavailable"
+            return
+        self.missing = ""
+        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+            f.write(cubin)
+            self.path = f.name
+        self.proc = subprocess.Popen([str(tool), "-c", "-g", self.path], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+
+    def result(self, timeout: float = 120) -> str:
+        if self.proc is None:
+            return self.missing
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        finally:
+            os.unlink(self.path)
+        if self.proc.returncode != 0:
+            return f"// nvdisasm failed: {err.strip()}"
+        return out
+
+
 def disassemble_cubin(cubin: bytes) -> str:
-    """SASS with line info: `nvdisasm -c -g` prints `//## File "k.py", line 8` before the
-    instructions of each line (Triton passes -lineinfo to ptxas)."""
-    tool = nvidia_tool("nvdisasm")
-    if tool is None:
-        return "// nvdisasm is not in this triton wheel: SASS unavailable"
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-        path = f.name
-    try:
-        out = subprocess.run([str(tool), "-c", "-g", path], capture_output=True, text=True, timeout=120)
-    finally:
-        os.unlink(path)
-    if out.returncode != 0:
-        return f"// nvdisasm failed: {out.stderr.strip()}"
-    return out.stdout
+    return Disassembly(cubin).result()
 
 
 def compiled_metadata(kernel) -> dict:

@@ -167,9 +167,11 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                 if not launches:
                     raise _JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
                                                  f"{', '.join(sorted(jitted))}", filename))
+            pending = []
             for i, launch in enumerate(launches):
                 launch = shim.apply_overrides(launch, req.num_warps, req.num_stages, req.constexprs)
-                kernels.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
+                pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
+            kernels = [_finish(kernel, sass) for kernel, sass in pending]
     except _JobError as e:
         error = e.error
     except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
@@ -223,7 +225,8 @@ def _first_line(exc) -> str:
     return msg.strip().splitlines()[-1] if msg.strip() else type(exc).__name__
 
 
-def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path) -> KernelResult:
+def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):
+    """Compiles one launch; returns its result without SASS and the pending disassembly."""
     filename = path.name
     t0 = time.perf_counter()
     before = output_path.stat().st_size if output_path.exists() else 0
@@ -244,15 +247,24 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     for stage in stage_table.stages_for(target.backend):
         if stage.asm_key and stage.asm_key in compiled.asm:
             texts[stage.name] = compiled.asm[stage.asm_key]
+    sass = None
     if target.backend == "cuda" and "cubin" in compiled.asm:
-        texts["sass"] = shim.disassemble_cubin(compiled.asm["cubin"])
+        sass = shim.Disassembly(compiled.asm["cubin"])
     name = launch.fn.__name__
     label = launch.label or name
     return KernelResult(
         name=name, target=target.key,
         options={k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None},
         args=shim.arg_specs(launch), stages=texts, launch=index, label=label,
-        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled))
+        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled)), sass
+
+
+def _finish(kernel: KernelResult, sass) -> KernelResult:
+    """Adds the SASS once its background disassembly is done."""
+    if sass is None:
+        return kernel
+    import dataclasses
+    return dataclasses.replace(kernel, stages={**kernel.stages, "sass": sass.result()})
 
 
 def _limit_memory() -> None:

@@ -1,7 +1,7 @@
 """Memory-op parsing on inline PTX/SASS lines (copied from real compiles) and golden fixtures."""
 import json
 
-from inspectors.memops import ptx_memops, sass_memops
+from inspectors.memops import amdgcn_memops, ptx_memops, sass_memops
 from conftest import FIXTURES
 
 PTX = """\
@@ -66,3 +66,11 @@ def test_fixture_counts_match_the_text():
         text = sass.read_text()
         lines = [l for l in text.splitlines() if " LDG." in l or " STG." in l]
         assert len(sass_memops(text)) == len(lines), sass.name
+
+
+def test_amdgcn_memops_inline():
+    text = ("\tglobal_load_dwordx4 v[2:5], v[0:1], off\n\tbuffer_store_dword v3, v4, s[8:11], 0 offen\n"
+            "\tds_read_b128 v[4:7], v2\n\tv_add_f32_e32 v0, v2, v8\n\tglobal_atomic_add_f32 v0, v1, s[0:1]\n")
+    ops = [(o.line, o.kind, o.space, o.vector, o.bits) for o in amdgcn_memops(text)]
+    assert ops == [(1, "load", "global", 4, 32), (2, "store", "global", 1, 32), (3, "load", "shared", 4, 32),
+                   (5, "atomic", "global", 1, 32)]

@@ -1,0 +1,86 @@
+"""The page through Streamlit's AppTest: widgets driven by key, assertions on what renders."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import ROOT, SNIPPETS
+
+APP = str(ROOT / "app" / "main.py")
+
+
+def _html(at) -> str:
+    return "\n".join(el.proto.body for el in at.get("html"))
+
+
+def _text(at) -> str:
+    """What a reader sees: the panels' HTML without tags."""
+    import html
+    import re
+    return html.unescape(re.sub(r"<[^>]+>", "", _html(at)))
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = AppTest.from_file(APP, default_timeout=240)
+    app.run()
+    assert not app.exception, app.exception
+    return app
+
+
+def test_pick_vector_add_compile_shows_v4_in_ptx(at):
+    at.selectbox(key="picker").set_value("vector_add").run()
+    at.selectbox(key="target").set_value("cuda:90").run()
+    at.button(key="compile").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    html = _html(at)
+    assert 'data-stage="ptx"' in html
+    assert "ld.global.v4.b32" in _text(at)
+    assert "mem-vec" in html
+    assert at.multiselect(key="stages-cuda").value == ["source", "ttgir", "ptx"]
+
+
+def test_choosing_stages_and_launches(at):
+    at.multiselect(key="stages-cuda").set_value(["ptx", "sass"]).run()
+    html = _html(at)
+    assert "LDG.E.128" in _text(at)
+    launches = at.selectbox(key="launch")
+    assert len(launches.options) >= 2          # the misaligned launch of example()
+    launches.set_value(1).run()
+    html = _html(at)
+    assert "ld.global.v4" not in _text(at) and "mem-scalar" in html
+
+
+def test_search_box_marks_lines(at):
+    at.multiselect(key="stages-cuda").set_value(["ptx"]).run()
+    at.text_input(key="q-ptx-1").input("ld.global").run()
+    assert "matching lines" in _html(at)
+
+
+def test_syntax_error_keeps_text_and_names_line(at):
+    broken = (SNIPPETS / "syntax_error.py").read_text()
+    at.text_area(key="source").input(broken).run()
+    at.button(key="compile").click().run()
+    assert not at.exception
+    assert at.error and "line 7" in at.error[0].value and "syntax" in at.error[0].value
+    assert at.text_area(key="source").value == broken
+
+
+def test_drafts_survive_switching_kernels(at):
+    edited = at.text_area(key="source").value
+    at.selectbox(key="picker").set_value("softmax").run()
+    assert "softmax" in at.text_area(key="source").value
+    at.selectbox(key="picker").set_value("vector_add").run()
+    assert at.text_area(key="source").value == edited
+
+
+def test_hip_target_offers_amdgcn():
+    app = AppTest.from_file(APP, default_timeout=240)
+    app.run()
+    app.selectbox(key="target").set_value("hip:gfx942").run()
+    app.button(key="compile").click().run()
+    assert not app.exception and not app.error
+    stages = app.multiselect(key="stages-hip")
+    assert "AMDGCN" in stages.options and "PTX" not in stages.options
+    assert stages.value == ["source", "ttgir", "amdgcn"]
+    assert "buffer_load_dwordx4" in _text(app) or "global_load_dwordx4" in _text(app)
+    assert "mem-vec" in _html(app)

@@ -1,0 +1,111 @@
+"""The real app in headless Chromium (Debian's; Playwright's own download does not work here):
+`streamlit run app/main.py` on a free port, driven as a user would. Screenshots go to
+artifacts/screenshots/. Skips without Chromium, except in CI where that is a failure."""
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, SNIPPETS
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
+    pytest.skip("Chromium is not installed", allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    os.killpg(proc.pid, 9)
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.goto(server)
+        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
+        yield page
+        browser.close()
+
+
+def _compile(page):
+    page.get_by_role("button", name="Compile").click()
+
+
+def test_vector_add_v4_highlighted_in_ptx(page):
+    _compile(page)
+    ptx = page.locator('.tlens-panel[data-stage="ptx"]')
+    expect(ptx).to_be_visible(timeout=120_000)
+    vec = ptx.locator(".l.mem-vec")
+    expect(vec.first).to_contain_text("ld.global.v4.b32")
+    # the highlight is really painted: green background from the stylesheet
+    bg = vec.first.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert bg == "rgb(220, 245, 227)"
+    page.screenshot(path=str(SHOTS / "vector_add_sm90.png"), full_page=True)
+
+
+def test_search_in_panel(page):
+    box = page.get_by_placeholder("search PTX")
+    box.fill("ctaid")
+    box.press("Enter")
+    ptx = page.locator('.tlens-panel[data-stage="ptx"]')
+    expect(ptx.locator(".l.hit").first).to_contain_text("%ctaid.x", timeout=30_000)
+
+
+def test_markup_in_kernel_is_shown_not_run(page):
+    src = (SNIPPETS / "vadd.py").read_text().replace(
+        "def example():", 'BANNER = "<img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>"\n\n\ndef example():')
+    area = page.locator("textarea").first
+    area.fill(src)
+    _compile(page)
+    py = page.locator('.tlens-panel[data-stage="source"]')
+    expect(py).to_contain_text("<img src=x onerror=window.__pwned=1>", timeout=120_000)
+    assert page.evaluate("window.__pwned === undefined")
+
+
+def test_syntax_error_shown_and_text_kept(page):
+    broken = (SNIPPETS / "syntax_error.py").read_text()
+    area = page.locator("textarea").first
+    area.fill(broken)
+    _compile(page)
+    alert = page.get_by_text("syntax error (line 7)")
+    expect(alert).to_be_visible(timeout=60_000)
+    assert page.locator("textarea").first.input_value() == broken
+    page.screenshot(path=str(SHOTS / "syntax_error.png"), full_page=True)
