@@ -54,11 +54,10 @@ with st.sidebar:
     st.selectbox("Target GPU", target_keys, key="target",
                  index=target_keys.index(settings.default_target) if settings.default_target in target_keys else 0,
                  format_func=lambda k: targets.parse(k).label)
-    c1, c2 = st.columns(2)
-    c1.selectbox("num_warps", [None, 1, 2, 4, 8, 16, 32], key="num_warps",
-                 format_func=lambda v: "as launched" if v is None else str(v))
-    c2.selectbox("num_stages", [None, 1, 2, 3, 4, 5], key="num_stages",
-                 format_func=lambda v: "as launched" if v is None else str(v))
+    st.selectbox("num_warps", [None, 1, 2, 4, 8, 16, 32], key="num_warps",
+                 format_func=lambda v: "as the launcher says" if v is None else str(v))
+    st.selectbox("num_stages", [None, 1, 2, 3, 4, 5], key="num_stages",
+                 format_func=lambda v: "as the launcher says" if v is None else str(v))
     st.text_input("constexpr overrides", key="constexprs", placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
                   help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
     st.text_input("signature (files without example())", key="signature",
@@ -74,7 +73,7 @@ with st.sidebar:
 
 
 # ---- editor -----------------------------------------------------------------------------------
-st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=360)
+st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300)
 
 
 # ---- compile ----------------------------------------------------------------------------------

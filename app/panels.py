@@ -70,10 +70,12 @@ def pick_launch(kernels: tuple[KernelResult, ...]) -> KernelResult:
 def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
     opts = kernel.options
     md = kernel.metadata
+    took = (f"compiled in {kernel.compile_seconds:.2f} s" if kernel.compile_seconds >= 0.05
+            else "from Triton's cache")
     st.markdown(
         f"**{kernel.name}** for `{kernel.target}` · num_warps={opts.get('num_warps')} · "
         f"num_stages={opts.get('num_stages')} · shared memory {md.get('shared', 0)} B · "
-        f"compiled in {kernel.compile_seconds:.2f} s · Triton {result.triton_version}")
+        f"{took} · Triton {result.triton_version}")
     st.caption("Specialization: " + " · ".join(a.describe() for a in kernel.args))
 
 

@@ -108,6 +108,7 @@ def page_css() -> str:
     pyg = HtmlFormatter(style="default").get_style_defs(".tlens-panel .src")
     return f"""<style>
 {pyg}
+.block-container {{ padding-top: 2.2rem; padding-bottom: 2rem; max-width: 100%; }}
 .tlens-panel {{ overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}

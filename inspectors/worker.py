@@ -96,21 +96,31 @@ class _Captured:
 
 
 def _load_module(path: Path, text: str, name: str):
-    """Execute the kernel file as a fresh module (never cached between jobs)."""
-    import importlib.util
+    """Execute the kernel file as a fresh module (never cached between jobs).
+
+    The code is compiled under its bare file name and run with the job folder as the
+    working directory, so `inspect` still finds the source while every stage names
+    `vector_add.py` rather than a scratch path: `loc("vector_add.py":8:16)`,
+    `.file 1 "vector_add.py"`. Two compiles of the same file then differ only where
+    the compiler's output does."""
+    import linecache
+    import types
+    # linecache keys on the bare name; an edit of the same size within the same second
+    # would otherwise hand Triton the previous job's lines.
+    linecache.cache.pop(path.name, None)
     try:
-        compile(text, str(path), "exec")
+        code = compile(text, path.name, "exec")
     except SyntaxError as e:
         raise _JobError(CompileError("syntax", f"{e.msg}", path.name, e.lineno,
                                      "".join(traceback.format_exception_only(e)))) from None
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    module = types.ModuleType(name)
+    module.__file__ = path.name
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        exec(code, module.__dict__)
     except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
         raise _JobError(CompileError("runtime", f"importing the file raised {type(e).__name__}: {e}",
-                                     path.name, _user_line_from_tb(e.__traceback__, str(path)),
+                                     path.name, _user_line_from_tb(e.__traceback__, path.name),
                                      traceback.format_exc())) from None
     return module
 
@@ -145,6 +155,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     kernels: list[KernelResult] = []
     error = None
     try:
+        os.chdir(job_dir)
         try:
             target = parse_target(req.target)
         except TargetError as e:
@@ -154,7 +165,6 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             raise _JobError(CompileError("usage", f"unsupported target {req.target}: this Triton "
                                          f"({triton.__version__}) has no {backend_name} backend"))
         gtarget = shim.gpu_target(target)
-        os.chdir(job_dir)
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
             module = _load_module(path, req.source, modname)
@@ -176,7 +186,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         error = e.error
     except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
         error = CompileError("runtime", f"{type(e).__name__}: {e}", filename,
-                             _user_line_from_tb(e.__traceback__, str(path)), traceback.format_exc())
+                             _user_line_from_tb(e.__traceback__, path.name), traceback.format_exc())
     finally:
         os.chdir(saved_cwd)
         torch.set_default_device(saved_device)
@@ -209,7 +219,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
         try:
             example()
         except BaseException as e:  # noqa: BLE001
-            line = _user_line_from_tb(e.__traceback__, str(path))
+            line = _user_line_from_tb(e.__traceback__, path.name)
             if type(e).__name__ == "CompilationError":
                 line = _compilation_error_line(e, path.read_text()) or line
                 raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None

@@ -163,3 +163,22 @@ def test_file_writes_stay_in_scratch(engine, snippet, tmp_path):
     r = engine.compile(CompileRequest(source=src, filename="vadd.py", kernel="add_kernel"))
     assert r.ok
     assert not os.path.exists("written.txt")
+
+
+def test_stages_name_the_file_not_a_scratch_path(engine, snippet):
+    r = _compile(engine, snippet, "vadd.py", kernel="add_kernel")
+    k = r.kernels[0]
+    assert 'loc("vadd.py":' in k.stages["ttir"]
+    assert '.file\t1 "vadd.py"' in k.stages["ptx"]
+    assert "tlens-" not in k.stages["ptx"] + k.stages["ttgir"] + k.stages["llir"]
+
+
+def test_same_size_edit_is_not_served_stale_source(engine, snippet):
+    """Two jobs with the same file name and length but different code."""
+    a = snippet("vadd.py")
+    b = a.replace("x + y, mask", "x - y, mask")
+    assert len(a) == len(b)
+    ra = engine.compile(CompileRequest(source=a, filename="same.py", kernel="add_kernel"))
+    rb = engine.compile(CompileRequest(source=b, filename="same.py", kernel="add_kernel"))
+    assert "arith.addf" in ra.kernels[0].stages["ttir"]
+    assert "arith.subf" in rb.kernels[0].stages["ttir"]
