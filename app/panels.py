@@ -5,7 +5,7 @@ import hashlib
 
 import streamlit as st
 
-from app import render
+from app import render, services
 from inspectors.errors import CompileError
 from inspectors.result import CompileResult, KernelResult
 from inspectors.stages import Stage
@@ -42,7 +42,7 @@ def _panel_html(stage_name: str, text: str, query: str, only_hits: bool, error_l
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult) -> None:
-    text = kernel.stages[stage.name]
+    text = services.stage_text(kernel, stage.name)
     key = f"{stage.name}-{kernel.launch}"
     head, dl = st.columns([3, 1])
     head.markdown(f"**{stage.label}**")

@@ -6,9 +6,9 @@ import json
 
 import streamlit as st
 
-from inspectors import settings as settings_mod
+from inspectors import sass, settings as settings_mod
 from inspectors.engine import Engine
-from inspectors.result import CompileRequest, CompileResult
+from inspectors.result import CompileRequest, CompileResult, KernelResult
 
 
 @st.cache_resource(show_spinner=False)
@@ -39,3 +39,17 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
         return CompileResult.from_json(_compile_cached(key, engine().triton_version, timeout))
     except _NotCached as e:
         return e.result
+
+
+@st.cache_data(show_spinner="Disassembling the cubin…", max_entries=64)
+def _sass(cubin_b64: str) -> str:
+    return sass.disassemble_b64(cubin_b64)
+
+
+def stage_text(kernel: KernelResult, stage: str) -> str:
+    """The text of one stage; SASS is disassembled the first time a panel shows it."""
+    if stage in kernel.stages:
+        return kernel.stages[stage]
+    if stage == "sass" and kernel.cubin:
+        return _sass(kernel.cubin)
+    raise KeyError(f"{kernel.name} has no {stage} stage")

@@ -102,7 +102,8 @@ def cmd_compile(args) -> int:
 
 
 def _json(result: CompileResult) -> dict:
-    return {"kernels": [k.to_json() for k in result.kernels], "output": result.output,
+    kernels = [{k: v for k, v in kernel.to_json().items() if k != "cubin"} for kernel in result.kernels]
+    return {"kernels": kernels, "output": result.output,
             "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}
 
 

@@ -40,6 +40,11 @@ class KernelResult:
     label: str = ""              # e.g. "add_kernel · launch 2" or the autotune config
     compile_seconds: float = 0.0
     metadata: dict = field(default_factory=dict)   # shared bytes, num_warps, ... from Triton
+    cubin: str = ""              # base64 of the cubin (CUDA targets): SASS on demand, resources
+
+    def stage_names(self) -> tuple[str, ...]:
+        """Stages this kernel has or can produce (SASS is disassembled when first asked for)."""
+        return tuple(self.stages) + (("sass",) if self.cubin and "sass" not in self.stages else ())
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -97,6 +102,7 @@ class CompileRequest:
     constexprs: dict = field(default_factory=dict)   # name -> value overrides
     signature: str | None = None
     max_output_bytes: int = 65536
+    sass: bool = True                  # disassemble in the worker (the app asks lazily instead)
 
     def to_json(self) -> dict:
         return asdict(self)

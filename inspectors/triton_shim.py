@@ -19,11 +19,7 @@ the signature, constexprs, attributes and options the JIT computed itself.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import triton
 from triton import knobs
@@ -217,49 +213,6 @@ def _is_number(text: str) -> bool:
         return True
     except ValueError:
         return False
-
-
-def nvidia_tool(name: str) -> Path | None:
-    """cuobjdump / nvdisasm / ptxas shipped in the triton wheel."""
-    path = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / name
-    return path if path.exists() else None
-
-
-class Disassembly:
-    """SASS with line info, disassembled in the background: `nvdisasm -c -g` prints
-    `//## File "k.py", line 8` before the instructions of each line (Triton passes
-    -lineinfo to ptxas). nvdisasm costs ~0.3 s even for a tiny cubin, mostly its own
-    start-up, so the worker starts one per kernel as soon as the cubin exists and
-    collects them after compiling the remaining launches."""
-
-    def __init__(self, cubin: bytes):
-        self.proc = None
-        self.path = None
-        tool = nvidia_tool("nvdisasm")
-        if tool is None:
-            self.missing = "// nvdisasm is not in this triton wheel: SASS unavailable"
-            return
-        self.missing = ""
-        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-            f.write(cubin)
-            self.path = f.name
-        self.proc = subprocess.Popen([str(tool), "-c", "-g", self.path], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-
-    def result(self, timeout: float = 120) -> str:
-        if self.proc is None:
-            return self.missing
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        finally:
-            os.unlink(self.path)
-        if self.proc.returncode != 0:
-            return f"// nvdisasm failed: {err.strip()}"
-        return out
-
-
-def disassemble_cubin(cubin: bytes) -> str:
-    return Disassembly(cubin).result()
 
 
 def compiled_metadata(kernel) -> dict:

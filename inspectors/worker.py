@@ -14,6 +14,7 @@ Started by `inspectors.engine`; run `python -m inspectors.worker` only through i
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from .errors import CompileError
 from .result import CompileRequest, CompileResult, KernelResult
 from .targets import TargetError, parse as parse_target
 from . import stages as stage_table
+from .sass import Disassembly
 
 # An MLIR diagnostic printed by Triton's passes, e.g.
 # /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
@@ -257,16 +259,18 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     for stage in stage_table.stages_for(target.backend):
         if stage.asm_key and stage.asm_key in compiled.asm:
             texts[stage.name] = compiled.asm[stage.asm_key]
-    sass = None
+    sass, cubin = None, ""
     if target.backend == "cuda" and "cubin" in compiled.asm:
-        sass = shim.Disassembly(compiled.asm["cubin"])
+        cubin = base64.b64encode(compiled.asm["cubin"]).decode()
+        if req.sass:
+            sass = Disassembly(compiled.asm["cubin"])
     name = launch.fn.__name__
     label = launch.label or name
     return KernelResult(
         name=name, target=target.key,
         options={k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None},
         args=shim.arg_specs(launch), stages=texts, launch=index, label=label,
-        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled)), sass
+        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin), sass
 
 
 def _finish(kernel: KernelResult, sass) -> KernelResult:

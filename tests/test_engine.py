@@ -182,3 +182,12 @@ def test_same_size_edit_is_not_served_stale_source(engine, snippet):
     rb = engine.compile(CompileRequest(source=b, filename="same.py", kernel="add_kernel"))
     assert "arith.addf" in ra.kernels[0].stages["ttir"]
     assert "arith.subf" in rb.kernels[0].stages["ttir"]
+
+
+def test_sass_on_demand_matches_worker_sass(engine, snippet):
+    from inspectors.sass import disassemble_b64
+    lazy = _compile(engine, snippet, "vadd.py", kernel="add_kernel", sass=False).kernels[0]
+    eager = _compile(engine, snippet, "vadd.py", kernel="add_kernel").kernels[0]
+    assert "sass" not in lazy.stages and "sass" in lazy.stage_names()
+    assert disassemble_b64(lazy.cubin) == eager.stages["sass"]
+    assert "LDG.E.128" in eager.stages["sass"]
