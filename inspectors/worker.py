@@ -225,8 +225,10 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
             if type(e).__name__ == "CompilationError":
                 line = _compilation_error_line(e, path.read_text()) or line
                 raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None
-            raise _JobError(CompileError("runtime", f"example() raised {type(e).__name__}: {e}", filename, line,
-                                         traceback.format_exc())) from None
+            message = f"example() raised {type(e).__name__}: {e}"
+            if isinstance(e, MemoryError):
+                message += f"(over the worker's memory limit, {os.environ.get('TLENS_WORKER_MEMORY_MB', '?')} MB)"
+            raise _JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
     if not recorder.launches:
         raise _JobError(CompileError("usage", "example() ran but launched no Triton kernel", filename))
     return recorder.launches

@@ -191,3 +191,35 @@ def test_sass_on_demand_matches_worker_sass(engine, snippet):
     assert "sass" not in lazy.stages and "sass" in lazy.stage_names()
     assert disassemble_b64(lazy.cubin) == eager.stages["sass"]
     assert "LDG.E.128" in eager.stages["sass"]
+
+
+def test_memory_limit(engine, snippet):
+    """16 GiB in one allocation: refused by the worker's address-space limit (8 GiB), at once."""
+    src = snippet("vadd.py").replace("def example():", "def example():\n    hog = bytearray(16 << 30)")
+    r = engine.compile(CompileRequest(source=src, filename="hog.py"), timeout=60)
+    assert r.error.kind == "runtime" and "MemoryError" in r.error.message and "memory limit" in r.error.message
+    assert r.error.line == 24
+
+
+def test_forking_launcher_is_stopped_with_its_children(engine, snippet, tmp_path):
+    import os
+    import time
+    pids = tmp_path / "pids"
+    src = snippet("vadd.py").replace(
+        "def example():", "def example():\n    import os, time\n    for _ in range(4):\n"
+        "        if os.fork() == 0:\n"
+        f"            open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+        "            time.sleep(600)\n    time.sleep(600)\n")
+    r = engine.compile(CompileRequest(source=src, filename="forky.py"), timeout=4)
+    assert r.error.kind == "timeout"
+    children = [int(p) for p in pids.read_text().split()]
+    assert len(children) == 4
+    time.sleep(0.5)
+    for pid in children:
+        try:
+            os.kill(pid, 0)
+            state = open(f"/proc/{pid}/stat").read().split()[2]
+            assert state == "Z", f"forked child {pid} still running"
+        except (ProcessLookupError, FileNotFoundError):
+            pass
+    assert _compile(engine, snippet, "vadd.py", kernel="add_kernel").ok
