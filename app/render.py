@@ -20,6 +20,7 @@ LEGEND = {
     "sreg": "reads %ctaid / %tid (program and thread ids)",
     "hit": "matches the search",
     "errline": "the line the error names",
+    "sel": "comes from the selected Python line",
 }
 
 _SPECIAL_REGS = ("%ctaid", "%tid", "%nctaid", "%ntid", "SR_CTAID", "SR_TID", "tt.get_program_id",
@@ -39,10 +40,11 @@ class PanelSummary:
 class _LineFormatter(HtmlFormatter):
     """One `<div class="l CLASSES" data-line="N">` per source line, with its number."""
 
-    def __init__(self, line_classes: dict[int, str], only: set[int] | None, **kw):
+    def __init__(self, line_classes: dict[int, str], only: set[int] | None, py_lines: dict[int, int], **kw):
         super().__init__(**kw)
         self.line_classes = line_classes
         self.only = only
+        self.py_lines = py_lines
 
     def wrap(self, source):
         n = 0
@@ -54,12 +56,15 @@ class _LineFormatter(HtmlFormatter):
             if self.only is not None and n not in self.only:
                 continue
             cls = self.line_classes.get(n, "")
-            yield 1, (f'<div class="l {cls}" data-line="{n}"><span class="ln">{n}</span>'
+            py = self.py_lines.get(n)
+            data_py = f' data-py="{py}" tabindex="0"' if py else ""
+            yield 1, (f'<div class="l {cls}" data-line="{n}"{data_py}><span class="ln">{n}</span>'
                       f'<span class="code">{piece.rstrip(chr(10))}</span></div>')
 
 
-def line_classes(stage: str, text: str, query: str = "", error_line: int | None = None) -> dict[int, str]:
-    classes: dict[int, set[str]] = {}
+def line_classes(stage: str, text: str, query: str = "", error_line: int | None = None,
+                 selected: frozenset[int] = frozenset()) -> dict[int, str]:
+    classes: dict[int, set[str]] = {n: {"sel"} for n in selected}
     for op in memops.memops_for(stage, text):
         if op.space == "global":
             classes.setdefault(op.line, set()).add("mem-vec" if op.vectorized else "mem-scalar")
@@ -90,15 +95,20 @@ def summarize(stage: str, text: str, classes: dict[int, str]) -> PanelSummary:
 
 
 def render_stage_html(stage_name: str, text: str, query: str = "", only_hits: bool = False,
-                      error_line: int | None = None, max_height: int = 640, context: int | None = None) -> str:
+                      error_line: int | None = None, max_height: int = 640, context: int | None = None,
+                      py_lines: dict[int, int] | None = None, selected_py: int | None = None) -> str:
     """The panel body: highlighted, numbered lines in a scrolling box. With `context`,
-    only the lines within `context` of `error_line` are shown (keeping their numbers)."""
+    only the lines within `context` of `error_line` are shown (keeping their numbers).
+    `py_lines` maps lines to the Python line they come from (`data-py`, used by the
+    click-to-follow script); lines from `selected_py` are marked `sel`."""
     stage = stages.get(stage_name)
-    classes = line_classes(stage_name, text, query, error_line)
+    py_lines = py_lines or {}
+    selected = frozenset(n for n, p in py_lines.items() if p == selected_py) if selected_py else frozenset()
+    classes = line_classes(stage_name, text, query, error_line, selected)
     only = {n for n, c in classes.items() if "hit" in c} if (only_hits and query) else None
     if context is not None and error_line:
         only = set(range(error_line - context, error_line + context + 1))
-    body = highlight(text, lexer_for(stage.lexer), _LineFormatter(classes, only, nowrap=False, cssclass="src"))
+    body = highlight(text, lexer_for(stage.lexer), _LineFormatter(classes, only, py_lines, nowrap=False, cssclass="src"))
     return (f'<div class="tlens-panel" data-stage="{html.escape(stage_name)}" '
             f'style="max-height:{int(max_height)}px">{body}</div>')
 
@@ -109,7 +119,7 @@ def page_css() -> str:
     return f"""<style>
 {pyg}
 .block-container {{ padding-top: 2.2rem; padding-bottom: 2rem; max-width: 100%; }}
-.tlens-panel {{ overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
+.tlens-panel {{ position: relative; overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
 .tlens-panel .l {{ white-space: pre; padding-right: 12px; }}
@@ -121,6 +131,9 @@ def page_css() -> str:
 .tlens-panel .sreg {{ background: #f1e6fb; box-shadow: inset 3px 0 #8a3fd1; }}
 .tlens-panel .hit {{ background: #fff6a8 !important; }}
 .tlens-panel .src .err {{ border: none; }}
+.tlens-panel .l[data-py] {{ cursor: pointer; }}
+.tlens-panel .l[data-py]:hover {{ outline: 1px dotted #8a8f98; }}
+.tlens-panel .l.sel {{ background: #ffe08a !important; box-shadow: inset 4px 0 #d48806; }}
 .tlens-panel .errline {{ background: #fbd5d5 !important; box-shadow: inset 3px 0 #c62828; }}
 .tlens-chip {{ display: inline-block; padding: 1px 8px; margin: 0 4px 4px 0; border-radius: 10px; font-size: 12px; }}
 .tlens-chip.mem-vec {{ background: #dcf5e3; }} .tlens-chip.mem-scalar {{ background: #fdecd2; }}
@@ -141,3 +154,35 @@ def legend_html(summary: PanelSummary) -> str:
         chips.append(("hit", f"{summary.hits} matching lines"))
     return "".join(f'<span class="tlens-chip {c}" title="{html.escape(LEGEND[c])}">{html.escape(t)}</span>'
                    for c, t in chips)
+
+
+# Click a line in any panel: every line from the same Python line lights up in every
+# panel, and the other panels scroll to the first of them. Runs in the browser (no
+# server round trip); static code, no user text in it. Enter on a focused line does
+# the same for keyboard users.
+FOLLOW_SCRIPT = """<script>
+(function () {
+  if (window.__tlensFollow) return;
+  window.__tlensFollow = true;
+  function follow(line) {
+    var py = line.getAttribute("data-py");
+    document.querySelectorAll(".tlens-panel .l.sel").forEach(function (e) { e.classList.remove("sel"); });
+    if (!py) return;
+    document.querySelectorAll('.tlens-panel .l[data-py="' + py + '"]').forEach(function (e) { e.classList.add("sel"); });
+    document.querySelectorAll(".tlens-panel").forEach(function (panel) {
+      if (panel.contains(line)) return;
+      var first = panel.querySelector(".l.sel");
+      if (first) panel.scrollTop = first.offsetTop - panel.clientHeight / 3;
+    });
+  }
+  document.addEventListener("click", function (ev) {
+    var line = ev.target.closest && ev.target.closest(".tlens-panel .l");
+    if (line) follow(line);
+  });
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key !== "Enter") return;
+    var line = ev.target.closest && ev.target.closest(".tlens-panel .l");
+    if (line) follow(line);
+  });
+})();
+</script>"""

@@ -95,14 +95,21 @@ def cmd_compile(args) -> int:
     if result.error:
         return _fail(result.error, args.json)
     if args.json:
-        print(json.dumps(_json(result)))
+        print(json.dumps(_json(result, args.file.name)))
     else:
         _print_text(result, args.stage)
     return 0
 
 
-def _json(result: CompileResult) -> dict:
-    kernels = [{k: v for k, v in kernel.to_json().items() if k != "cubin"} for kernel in result.kernels]
+def _json(result: CompileResult, filename: str) -> dict:
+    """Each kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
+    memory_ops, source_map (line numbers are 1-based lines of the stage texts)."""
+    from .insight import analyze
+    kernels = []
+    for kernel in result.kernels:
+        data = {k: v for k, v in kernel.to_json().items() if k != "cubin"}
+        data.update(analyze(kernel, kernel.stages, filename).to_json())
+        kernels.append(data)
     return {"kernels": kernels, "output": result.output,
             "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}
 

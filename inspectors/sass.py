@@ -1,7 +1,7 @@
 """SASS from a cubin, with the disassembler shipped in the triton wheel, found without
 importing triton (so the Streamlit server can disassemble on demand).
 
-`nvdisasm -c -g` prints `//## File "vector_add.py", line 27` before the instructions
+`nvdisasm -c -gi` prints `//## File "vector_add.py", line 27` before the instructions
 of each source line (Triton passes -lineinfo to ptxas). It costs ~0.35 s even for a tiny
 cubin (measured here, most of it in nvdisasm itself), which is why the app asks for SASS
 only when a SASS panel is open, and the worker starts one per kernel in the background.
@@ -41,7 +41,7 @@ class Disassembly:
         with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
             f.write(cubin)
             self.path = f.name
-        self.proc = subprocess.Popen([str(tool), "-c", "-g", self.path], stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen([str(tool), "-c", "-gi", self.path], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
 
     def result(self, timeout: float = 120) -> str:

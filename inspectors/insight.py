@@ -1,0 +1,137 @@
+"""Everything the insight panels show about one compiled kernel, composed from the
+pure parsers: memory operations with their Python line and why they are (not)
+vectorized, registers and occupancy, the source map, and per-stage counts.
+
+    insight = analyze(kernel, stages)          # stages: kernel.stages plus SASS if known
+    insight.to_json()                          # the CLI's resources / memory_ops / source_map keys
+"""
+from __future__ import annotations
+
+import base64
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import memops, resources, sourcemap, vectorization
+from .result import KernelResult
+from .targets import parse as parse_target
+
+
+@dataclass(frozen=True)
+class MemoryOpRow:
+    kind: str                  # load | store | atomic
+    space: str                 # global | shared
+    vector: int
+    bits: int
+    ptx_line: int              # 1-based line of the PTX (or AMDGCN for AMD targets)
+    python_line: int | None
+    text: str
+    why: str = ""              # what limited the width, when the layout allowed more
+
+    @property
+    def bytes_per_thread(self) -> int:
+        return self.vector * self.bits // 8
+
+    @property
+    def op(self) -> str:
+        return self.text.split()[1] if self.text.startswith("@") else self.text.split()[0]
+
+
+@dataclass(frozen=True)
+class StageSummary:
+    lines: int
+    instructions: int
+    mix: dict                   # opcode family -> count, most common first
+
+
+@dataclass(frozen=True)
+class Insight:
+    memory_ops: tuple[MemoryOpRow, ...]
+    accesses: tuple[vectorization.Access, ...]
+    source_map: sourcemap.SourceMap
+    resources: resources.Resources | None
+    occupancy: resources.Occupancy | None
+    declared_registers: resources.PtxRegisters | None
+    summaries: dict = field(default_factory=dict)     # stage -> StageSummary
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        r = self.resources
+        return {
+            "resources": None if r is None else {
+                "registers": r.registers, "spills": r.spills, "spill_loads": r.spill_loads,
+                "shared_bytes": r.shared_bytes, "local_bytes": r.local_bytes, "stack_bytes": r.stack_bytes,
+                "source": r.source},
+            "occupancy": None if self.occupancy is None else {
+                "warps_per_sm": self.occupancy.warps_per_sm, "max_warps_per_sm": self.occupancy.max_warps_per_sm,
+                "blocks_per_sm": self.occupancy.blocks_per_sm, "limiter": self.occupancy.limiter,
+                "explanation": self.occupancy.explanation},
+            "memory_ops": [{"kind": m.kind, "space": m.space, "vector": m.vector, "bits": m.bits,
+                            "ptx_line": m.ptx_line, "python_line": m.python_line, "why": m.why}
+                           for m in self.memory_ops],
+            "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
+                           for py, per in self.source_map.python_to_stage().items()},
+        }
+
+
+def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insight:
+    """`stages` may hold more than `kernel.stages` (SASS disassembled later)."""
+    target = parse_target(kernel.target)
+    smap = sourcemap.build(stages, filename)
+    isa = "ptx" if "ptx" in stages else "amdgcn"
+    isa_map = smap.stages.get(isa, sourcemap.StageLines(isa, {})).to_python
+    ttgir_map = smap.stages.get("ttgir", sourcemap.StageLines("ttgir", {})).to_python
+    accesses = vectorization.analyze(stages.get("ttgir", ""))
+    by_line = {(ttgir_map.get(a.line), a.kind): a for a in accesses}
+    rows = []
+    for op in memops.memops_for(isa, stages.get(isa, "")):
+        py = isa_map.get(op.line)
+        access = by_line.get((py, op.kind)) if op.space == "global" else None
+        why = ""
+        if access and op.vector * op.bits < access.max_vector * access.elem_bits and access.reasons:
+            why = "; ".join(access.reasons)
+        rows.append(MemoryOpRow(op.kind, op.space, op.vector, op.bits, op.line, py, op.text, why))
+
+    res = occ = declared = None
+    notes = []
+    if target.backend == "cuda" and kernel.cubin:
+        try:
+            res = resources.resource_usage(base64.b64decode(kernel.cubin),
+                                           dynamic_shared=int(kernel.metadata.get("shared", 0) or 0),
+                                           ptx=stages.get("ptx"), arch=int(target.arch), kernel=kernel.name,
+                                           fmad=bool(kernel.options.get("enable_fp_fusion", True)))
+            occ = resources.occupancy(int(target.arch), res.registers, res.shared_bytes,
+                                      int(kernel.options.get("num_warps", 4)))
+        except (ValueError, OSError, RuntimeError) as e:
+            notes.append(f"register/resource report unavailable: {e}")
+        declared = resources.ptx_registers(stages.get("ptx", ""))
+    summaries = {name: summarize_stage(name, text) for name, text in stages.items()}
+    return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes))
+
+
+# A PTX instruction line, e.g. `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];` (not `.loc`, labels, braces)
+_PTX_INSN_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?P<op>[a-z][\w]*)(?:\.[\w:]+)*\b[^:]*;")
+# A SASS instruction line, e.g. `        /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;`
+_SASS_INSN_RE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?(?P<op>[A-Z][A-Z0-9_]*)")
+# MLIR op, e.g. `    %x = tt.load %ptr, %mask : ...`
+_MLIR_INSN_RE = re.compile(r"^\s*(?:%[\w.$#:, %]+ = )?(?P<op>[a-z_]+\.[\w]+)")
+# LLVM IR instruction, e.g. `  %12 = fadd float %10, %11, !dbg !20`, `  store i32 ...`, `  br label %5`
+_LLIR_INSN_RE = re.compile(r"^\s+(?:%[\w.]+ = )?(?P<op>[a-z]+)\b")
+# AMDGCN, e.g. `	global_load_dwordx4 v[2:5], v[0:1], off`
+_AMDGCN_INSN_RE = re.compile(r"^\s+(?P<op>[sv]_\w+|global_\w+|buffer_\w+|ds_\w+|flat_\w+)")
+
+_INSN_RES = {"ptx": _PTX_INSN_RE, "sass": _SASS_INSN_RE, "ttir": _MLIR_INSN_RE, "ttgir": _MLIR_INSN_RE,
+             "llir": _LLIR_INSN_RE, "amdgcn": _AMDGCN_INSN_RE}
+
+
+def summarize_stage(stage: str, text: str) -> StageSummary:
+    """Line count, instruction count and the mix of opcodes of one stage."""
+    regex = _INSN_RES.get(stage)
+    ops: Counter = Counter()
+    if regex:
+        for line in text.splitlines():
+            m = regex.match(line)
+            if m:
+                ops[m["op"]] += 1
+    lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    return StageSummary(lines, sum(ops.values()), dict(ops.most_common()))
