@@ -66,7 +66,7 @@ with st.sidebar:
                        "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
     st.number_input("time limit (s)", min_value=5, max_value=600, value=int(settings.compile_timeout_s),
                     key="timeout")
-    compile_clicked = st.button("Compile", type="primary", key="compile", use_container_width=True)
+    compile_clicked = st.button("Compile", type="primary", key="compile", width="stretch")
     if kernels.LIBRARY and st.session_state["picker"] != MY_KERNEL:
         with st.expander("About this kernel", expanded=False):
             st.markdown(kernels.get(st.session_state["picker"]).note)
@@ -126,7 +126,18 @@ else:
     chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
                             key=f"stages-{backend}",
                             format_func=lambda n: stages.get(n).label, max_selections=3)
+    filename = f"{st.session_state['picker']}.py"
+    insight = services.insight(kernel, chosen, filename)
+    smap = insight.source_map
+    mapped = sorted(smap.python_to_stage())
+    source_lines = kernel.stages["source"].splitlines()
+    selected_py = st.selectbox(
+        "Follow a Python line (or click any line in a panel)", [None] + mapped, key="follow",
+        format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}")
     for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
         with column:
-            panels.render_stage_panel(stages.get(name), kernel)
+            py_lines = ({n: n for n in mapped} if name == "source"
+                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
+            panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
+    panels.render_insight(insight, kernel, source_lines)
     panels.render_output(result.output)

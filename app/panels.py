@@ -13,6 +13,8 @@ from inspectors.stages import Stage
 
 def inject_css() -> None:
     st.html(render.page_css())
+    # our own static script (no user text): click a line, its Python line lights up everywhere
+    st.html(render.FOLLOW_SCRIPT, unsafe_allow_javascript=True)
 
 
 def parse_overrides(text: str) -> dict:
@@ -34,14 +36,19 @@ def parse_overrides(text: str) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _panel_html(stage_name: str, text: str, query: str, only_hits: bool, error_line: int | None) -> tuple[str, str]:
+def _panel_html(stage_name: str, text: str, query: str, only_hits: bool, error_line: int | None,
+                py_lines: tuple[tuple[int, int], ...], selected_py: int | None) -> tuple[str, str]:
     classes = render.line_classes(stage_name, text, query, error_line)
     summary = render.summarize(stage_name, text, classes)
-    return (render.render_stage_html(stage_name, text, query, only_hits, error_line),
+    return (render.render_stage_html(stage_name, text, query, only_hits, error_line,
+                                     py_lines=dict(py_lines), selected_py=selected_py),
             render.legend_html(summary) + f'<span class="tlens-chip">{summary.lines} lines</span>')
 
 
-def render_stage_panel(stage: Stage, kernel: KernelResult) -> None:
+def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
+                       selected_py: int | None = None) -> None:
+    """One panel, any stage: title, download, search, legend, highlighted lines.
+    `py_lines` (stage line -> Python line) makes lines clickable to follow them."""
     text = services.stage_text(kernel, stage.name)
     key = f"{stage.name}-{kernel.launch}"
     head, dl = st.columns([3, 1])
@@ -52,7 +59,8 @@ def render_stage_panel(stage: Stage, kernel: KernelResult) -> None:
     query = q1.text_input("Search", key=f"q-{key}", placeholder=f"search {stage.label}",
                           label_visibility="collapsed")
     only = q2.checkbox("only", key=f"only-{key}", help="Show only matching lines")
-    body, legend = _panel_html(stage.name, text, query, only, None)
+    body, legend = _panel_html(stage.name, text, query, only, None, tuple(sorted((py_lines or {}).items())),
+                               selected_py)
     st.html(legend)
     st.html(body)
 
@@ -92,3 +100,58 @@ def render_output(output: str) -> None:
     if output.strip():
         with st.expander("Program output (stdout/stderr of example() and the compiler)"):
             st.code(output, language=None)
+
+
+def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> None:
+    """Below the panels: memory operations, registers and occupancy, stage counts."""
+    mem, regs, summary = st.tabs(["Memory operations", "Registers & occupancy", "Stage summary"])
+    with mem:
+        _memory_table(insight, source_lines)
+    with regs:
+        _resources(insight, kernel)
+    with summary:
+        rows = [{"stage": name, "lines": s.lines, "instructions": s.instructions,
+                 "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
+                for name, s in insight.summaries.items()]
+        st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def _memory_table(insight, source_lines: list[str]) -> None:
+    groups: dict[tuple, dict] = {}
+    for m in insight.memory_ops:
+        key = (m.python_line or 0, m.space, m.kind, m.op, m.vector, m.bits)
+        row = groups.setdefault(key, {
+            "Python line": m.python_line, "source": (source_lines[m.python_line - 1].strip()[:70]
+                                                     if m.python_line and m.python_line <= len(source_lines) else ""),
+            "instruction": m.op, "space": m.space, "count": 0,
+            "width": f"v{m.vector} × {m.bits}-bit" if m.vector > 1 else f"{m.bits}-bit",
+            "bytes/thread/instr": m.bytes_per_thread, "why not wider": m.why})
+        row["count"] += 1
+    if not groups:
+        st.caption("No global or shared memory instructions found.")
+        return
+    vec = sum(1 for m in insight.memory_ops if m.space == "global" and (m.vector > 1 or m.bits >= 64))
+    glob = sum(1 for m in insight.memory_ops if m.space == "global")
+    st.caption(f"{glob} global memory instructions, {vec} of them vectorized; "
+               f"{len(insight.memory_ops) - glob} shared-memory instructions.")
+    st.dataframe([groups[k] for k in sorted(groups)], hide_index=True, width="stretch")
+
+
+def _resources(insight, kernel: KernelResult) -> None:
+    r, occ = insight.resources, insight.occupancy
+    if r is None:
+        st.caption("Register allocation comes from the cubin: CUDA targets only." if not insight.notes
+                   else insight.notes[0])
+        return
+    c = st.columns(5)
+    c[0].metric("registers / thread", r.registers)
+    c[1].metric("spill stores", f"{r.spills} B")
+    c[2].metric("shared memory / block", f"{r.shared_bytes:,} B")
+    c[3].metric("local / stack", f"{r.local_bytes} / {r.stack_bytes} B")
+    if occ:
+        c[4].metric("occupancy", f"{occ.warps_per_sm}/{occ.max_warps_per_sm} warps")
+        st.markdown(f"**{occ.limiter.capitalize()}** limit occupancy. {occ.explanation}")
+    if insight.declared_registers and insight.declared_registers.by_type:
+        declared = ", ".join(f"{n} × .{t}" for t, n in insight.declared_registers.by_type.items())
+        st.caption(f"PTX declares virtual registers {declared}; ptxas allocated {r.registers} physical "
+                   f"32-bit registers per thread (source: {r.source}).")

@@ -53,3 +53,18 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
     if stage == "sass" and kernel.cubin:
         return _sass(kernel.cubin)
     raise KeyError(f"{kernel.name} has no {stage} stage")
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _insight(kernel_json: str, stages_json: str, filename: str):
+    from inspectors.insight import analyze
+    return analyze(KernelResult.from_json(json.loads(kernel_json)), json.loads(stages_json), filename)
+
+
+def insight(kernel: KernelResult, stage_names: list[str], filename: str):
+    """Source map, memory ops, resources of one kernel; SASS is included only when a
+    SASS panel is open (it is disassembled on demand)."""
+    stages = dict(kernel.stages)
+    if "sass" in stage_names and "sass" not in stages and kernel.cubin:
+        stages["sass"] = stage_text(kernel, "sass")
+    return _insight(json.dumps(kernel.to_json(), sort_keys=True), json.dumps(stages, sort_keys=True), filename)

@@ -84,3 +84,31 @@ def test_hip_target_offers_amdgcn():
     assert stages.value == ["source", "ttgir", "amdgcn"]
     assert "buffer_load_dwordx4" in _text(app) or "global_load_dwordx4" in _text(app)
     assert "mem-vec" in _html(app)
+
+
+def test_follow_python_line_highlights_ptx(at):
+    """The keyboard path of the source map: pick a Python line, its PTX lines are marked."""
+    import re
+    at.selectbox(key="picker").set_value("vector_add").run()
+    at.text_area(key="source").input((ROOT / "kernels" / "vector_add.py").read_text()).run()
+    at.button(key="compile").click().run()
+    at.selectbox(key="launch").set_value(0).run()
+    at.multiselect(key="stages-cuda").set_value(["source", "ttgir", "ptx"]).run()
+    source = at.text_area(key="source").value.splitlines()
+    load_line = next(i for i, l in enumerate(source, 1) if "x = tl.load(" in l)
+    at.selectbox(key="follow").set_value(load_line).run()
+    ptx = next(el.proto.body for el in at.get("html") if 'data-stage="ptx"' in el.proto.body)
+    selected = re.findall(r'<div class="l [^"]*\bsel\b[^"]*" data-line="(\d+)" data-py="(\d+)"', ptx)
+    assert selected and all(py == str(load_line) for _, py in selected)
+    import html as h
+    sel_text = [h.unescape(re.sub(r"<[^>]+>", "", d)) for d in ptx.split('<div class="l ')
+                if re.match(r'[^"]*\bsel\b', d)]
+    assert any("ld.global.v4.b32" in t for t in sel_text)
+
+
+def test_insight_tabs_show_memory_ops_and_registers(at):
+    tables = [d.value for d in at.dataframe]
+    mem = tables[0]
+    assert {"Python line", "instruction", "width", "why not wider"} <= set(mem.columns)
+    assert "ld.global" in set(mem["instruction"]) or any("ld.global" in i for i in mem["instruction"])
+    assert any(m.label == "registers / thread" and int(m.value) > 0 for m in at.metric)

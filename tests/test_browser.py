@@ -109,3 +109,22 @@ def test_syntax_error_shown_and_text_kept(page):
     expect(alert).to_be_visible(timeout=60_000)
     assert page.locator("textarea").first.input_value() == broken
     page.screenshot(path=str(SHOTS / "syntax_error.png"), full_page=True)
+
+
+def test_click_python_line_highlights_ptx_in_the_browser(page):
+    page.locator("textarea").first.fill((ROOT / "kernels" / "vector_add.py").read_text())
+    _compile(page)
+    py = page.locator('.tlens-panel[data-stage="source"]')
+    expect(py).to_be_visible(timeout=120_000)
+    load = py.locator(".l[data-py]", has_text="x = tl.load(").first
+    load.click()
+    ptx = page.locator('.tlens-panel[data-stage="ptx"]')
+    selected = ptx.locator(".l.sel")
+    expect(selected.first).to_be_visible(timeout=10_000)
+    assert "ld.global.v4.b32" in " ".join(selected.all_inner_texts())
+    # painted, not just classed: the selection colour from the stylesheet
+    assert selected.first.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 224, 138)"
+    # and the other way round: a PTX line lights its Python line
+    ptx.locator(".l.mem-vec").first.click()
+    expect(py.locator(".l.sel").first).to_contain_text("tl.load(")
+    page.screenshot(path=str(SHOTS / "follow_python_line.png"), full_page=True)
