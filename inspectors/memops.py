@@ -53,6 +53,8 @@ def ptx_memops(text: str) -> tuple[MemOp, ...]:
         m = _PTX_OP_RE.match(line)
         if not m:
             continue
+        if m["op"].startswith("cp.async") and re.search(r"\.(wait|commit)", m["mods"]):
+            continue    # cp.async.wait_group 0 / cp.async.commit_group: fences, not copies
         kind, space = _ptx_kind_space(m["op"], m["mods"])
         if space == "param":
             continue
@@ -65,6 +67,10 @@ def ptx_memops(text: str) -> tuple[MemOp, ...]:
             size = re.search(r",\s*(0x[0-9a-f]+|\d+)\s*(?:,|;)", line)
             nbytes = int(size.group(1), 0) if size else 16
             vector, bits = max(nbytes // 4, 1), 32
+        if m["op"] in ("ldmatrix", "stmatrix"):
+            # ldmatrix.sync.aligned.m8n8.x4.shared.b16: each thread gets one 32-bit register per matrix
+            count = re.search(r"\.x(\d)", m["mods"])
+            vector, bits = (int(count.group(1)) if count else 1), 32
         ops.append(MemOp(n, kind, space, vector, bits, line.strip()))
     return tuple(ops)
 

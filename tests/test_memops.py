@@ -12,6 +12,9 @@ PTX = """\
 \tcp.async.cg.shared.global [ %r12 + 0 ], [ %rd8 + 0 ], 0x10, %r13;
 \tld.shared.v4.b32 { %r20, %r21, %r22, %r23 }, [ %r30 + 0 ];
 \tld.param.u64 %rd1, [add_kernel_param_0];
+\tcp.async.wait_group 0;
+\tcp.async.commit_group;
+\tldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 { %r40, %r41, %r42, %r43 }, [ %r44 + 0 ];
 \tmov.u32 %r1, %ctaid.x;
 """
 
@@ -25,6 +28,7 @@ def test_ptx_memops_inline():
         (4, "atomic", "global", 1, 32),
         (5, "load", "global", 4, 32),     # cp.async of 16 bytes
         (6, "load", "shared", 4, 32),
+        (10, "load", "shared", 4, 32),    # ldmatrix .x4: four 32-bit registers per thread
     ]
 
 
