@@ -104,9 +104,12 @@ def render_output(output: str) -> None:
 
 def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> None:
     """Below the panels: memory operations, registers and occupancy, stage counts."""
-    mem, regs, summary = st.tabs(["Memory operations", "Registers & occupancy", "Stage summary"])
+    mem, threads, regs, summary = st.tabs(["Memory operations", "Programs & threads", "Registers & occupancy",
+                                           "Stage summary"])
     with mem:
         _memory_table(insight, source_lines)
+    with threads:
+        _thread_map(insight, source_lines)
     with regs:
         _resources(insight, kernel)
     with summary:
@@ -155,3 +158,37 @@ def _resources(insight, kernel: KernelResult) -> None:
         declared = ", ".join(f"{n} × .{t}" for t, n in insight.declared_registers.by_type.items())
         st.caption(f"PTX declares virtual registers {declared}; ptxas allocated {r.registers} physical "
                    f"32-bit registers per thread (source: {r.source}).")
+
+
+def _thread_map(insight, source_lines: list[str]) -> None:
+    """%ctaid/%tid: addresses rebuilt from the PTX, and the layout's element ownership."""
+    from inspectors.threadmap import thread_examples
+    seen = set()
+    for mapping in insight.mappings:
+        key = (mapping.formula, mapping.shape)
+        if key in seen:
+            continue
+        seen.add(key)
+        py = insight.source_map.stages.get("ttgir")
+        line = py.to_python.get(mapping.ttgir_line) if py else None
+        where = f"line {line}: `{source_lines[line - 1].strip()[:80]}`" if line and line <= len(source_lines) else \
+            f"TTGIR line {mapping.ttgir_line}"
+        with st.container(border=True):
+            st.markdown(f"**Tensor {'×'.join(map(str, mapping.shape))}** at {where}")
+            st.code(mapping.formula, language=None)
+            if mapping.program_stride and len(mapping.shape) == 1:
+                st.markdown(f"Program *p* (`%ctaid.x` = p) covers elements {mapping.program_stride}·p … "
+                            f"{mapping.program_stride}·p + {mapping.shape[0] - 1}; its {mapping.threads} threads "
+                            f"hold {mapping.per_thread} each.")
+            else:
+                st.markdown(f"{mapping.threads} threads per program, {mapping.per_thread} elements each.")
+            st.markdown("\n".join(f"- {t}" for t in thread_examples(mapping)))
+    rows = [{"PTX line": a.line,
+             "Python line": insight.source_map.stages["ptx"].to_python.get(a.line) if "ptx" in insight.source_map.stages else None,
+             "address (from the PTX)": a.expr} for a in insight.addresses.values()]
+    if rows:
+        st.caption("Each global access's address, rebuilt from the PTX instructions that compute it "
+                   "(`%ctaid` = program id, `%tid` = thread id within the program; offsets in bytes).")
+        st.dataframe(rows, hide_index=True, width="stretch")
+    elif not seen:
+        st.caption("No blocked-layout global accesses to map.")

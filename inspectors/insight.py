@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import memops, resources, sourcemap, vectorization
+from . import memops, resources, sourcemap, threadmap, vectorization
 from .result import KernelResult
 from .targets import parse as parse_target
 
@@ -54,6 +54,8 @@ class Insight:
     declared_registers: resources.PtxRegisters | None
     summaries: dict = field(default_factory=dict)     # stage -> StageSummary
     notes: tuple[str, ...] = ()
+    addresses: dict = field(default_factory=dict)     # PTX line -> threadmap.AddressExpr
+    mappings: tuple = ()                              # threadmap.TensorMapping per global access
 
     def to_json(self) -> dict:
         r = self.resources
@@ -67,7 +69,8 @@ class Insight:
                 "blocks_per_sm": self.occupancy.blocks_per_sm, "limiter": self.occupancy.limiter,
                 "explanation": self.occupancy.explanation},
             "memory_ops": [{"kind": m.kind, "space": m.space, "vector": m.vector, "bits": m.bits,
-                            "ptx_line": m.ptx_line, "python_line": m.python_line, "why": m.why}
+                            "ptx_line": m.ptx_line, "python_line": m.python_line, "why": m.why,
+                            "address": self.addresses[m.ptx_line].expr if m.ptx_line in self.addresses else None}
                            for m in self.memory_ops],
             "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
                            for py, per in self.source_map.python_to_stage().items()},
@@ -106,7 +109,10 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
             notes.append(f"register/resource report unavailable: {e}")
         declared = resources.ptx_registers(stages.get("ptx", ""))
     summaries = {name: summarize_stage(name, text) for name, text in stages.items()}
-    return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes))
+    params = [a.name for a in kernel.args if a.type != "constexpr"]
+    addresses = threadmap.ptx_addresses(stages["ptx"], params) if "ptx" in stages else {}
+    mappings = tuple(threadmap.tensor_mappings(stages.get("ttgir", "")))
+    return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes), addresses, mappings)
 
 
 # A PTX instruction line, e.g. `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];` (not `.loc`, labels, braces)
