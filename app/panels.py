@@ -153,7 +153,7 @@ def _resources(insight, kernel: KernelResult) -> None:
     c[3].metric("local / stack", f"{r.local_bytes} / {r.stack_bytes} B")
     if occ:
         c[4].metric("occupancy", f"{occ.warps_per_sm}/{occ.max_warps_per_sm} warps")
-        st.markdown(f"**{occ.limiter.capitalize()}** limit occupancy. {occ.explanation}")
+        st.markdown(occ.explanation)
     if insight.declared_registers and insight.declared_registers.by_type:
         declared = ", ".join(f"{n} × .{t}" for t, n in insight.declared_registers.by_type.items())
         st.caption(f"PTX declares virtual registers {declared}; ptxas allocated {r.registers} physical "
