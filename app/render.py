@@ -46,8 +46,10 @@ class _LineFormatter(HtmlFormatter):
         self.only = only
         self.py_lines = py_lines
 
+    CHUNK = 200   # lines per block; off-screen blocks skip layout (content-visibility: auto)
+
     def wrap(self, source):
-        n = 0
+        n = shown = 0
         for t, piece in source:
             if t != 1:
                 yield t, piece
@@ -55,11 +57,16 @@ class _LineFormatter(HtmlFormatter):
             n += 1
             if self.only is not None and n not in self.only:
                 continue
+            if shown % self.CHUNK == 0:
+                yield 0, ("</div>" if shown else "") + '<div class="chunk">'
+            shown += 1
             cls = self.line_classes.get(n, "")
             py = self.py_lines.get(n)
             data_py = f' data-py="{py}" tabindex="0"' if py else ""
             yield 1, (f'<div class="l {cls}" data-line="{n}"{data_py}><span class="ln">{n}</span>'
                       f'<span class="code">{piece.rstrip(chr(10))}</span></div>')
+        if shown:
+            yield 0, "</div>"
 
 
 def line_classes(stage: str, text: str, query: str = "", error_line: int | None = None,
@@ -123,6 +130,7 @@ def page_css() -> str:
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
 .tlens-panel .l {{ white-space: pre; padding-right: 12px; }}
+.tlens-panel .chunk {{ content-visibility: auto; contain-intrinsic-size: auto 3700px; }}
 .tlens-panel .ln {{ display: inline-block; min-width: 3.6em; padding-right: .8em; text-align: right; color: #9aa0a6;
   user-select: none; }}
 .tlens-panel .mem-vec {{ background: #dcf5e3; box-shadow: inset 3px 0 #1a9e49; }}

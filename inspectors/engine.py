@@ -116,7 +116,10 @@ class Engine:
         except (BrokenPipeError, OSError):
             reply = None
         if reply is None:
-            code = self._worker.proc.poll()
+            try:   # stdout closes a moment before the process is reaped
+                code = self._worker.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                code = None
             self._replace()
             return CompileResult(error=CompileError(
                 "crash", f"the compile worker died ({_describe_exit(code)}) while running the file; "
