@@ -293,6 +293,18 @@ def _limit_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
+def _limit_processes() -> None:
+    """At most 64 more processes for this user while the worker lives. Linux does not
+    apply RLIMIT_NPROC to root (CAP_SYS_RESOURCE): there, killing the worker's process
+    group at the time limit is what stops a forking launcher."""
+    import resource
+    try:
+        running = sum(1 for p in os.listdir("/proc") if p.isdigit())
+        resource.setrlimit(resource.RLIMIT_NPROC, (running + 64, running + 64))
+    except (OSError, ValueError):
+        pass
+
+
 def _prewarm() -> None:
     """Pay Triton's one-off costs (LLVM/MLIR start-up) before the first real job."""
     import triton
@@ -319,6 +331,7 @@ def main() -> None:
     import triton  # noqa: F401
     if not torch.cuda.is_available():
         _limit_memory()
+    _limit_processes()
     if os.environ.get("TLENS_WORKER_PREWARM", "1") == "1":
         _prewarm()
     proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__}) + "\n")

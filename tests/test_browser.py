@@ -128,3 +128,16 @@ def test_click_python_line_highlights_ptx_in_the_browser(page):
     ptx.locator(".l.mem-vec").first.click()
     expect(py.locator(".l.sel").first).to_contain_text("tl.load(")
     page.screenshot(path=str(SHOTS / "follow_python_line.png"), full_page=True)
+
+
+def test_server_listens_on_localhost_only(server):
+    """The running server's socket is bound to 127.0.0.1 (from .streamlit/config.toml)."""
+    port = int(server.rsplit(":", 1)[1])
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for row in Path(table).read_text().splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            addr, p = local.rsplit(":", 1)
+            if int(p, 16) == port and state == "0A":          # LISTEN
+                listening.append(addr)
+    assert listening and all(a == "0100007F" for a in listening), listening
