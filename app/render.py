@@ -4,6 +4,7 @@ pygments, which escapes it: markup in a kernel is shown, never run."""
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass
 
 from pygments import highlight
@@ -37,6 +38,11 @@ class PanelSummary:
     hits: int
 
 
+# Whitespace and punctuation keep their text but lose their <span>: a 10,000-line SASS
+# panel is half the HTML without them (the line number is drawn from data-line by CSS).
+_PLAIN_SPAN_RE = re.compile(r'<span class="(?:w|p)">([^<]*)</span>')
+
+
 class _LineFormatter(HtmlFormatter):
     """One `<div class="l CLASSES" data-line="N">` per source line, with its number."""
 
@@ -63,8 +69,8 @@ class _LineFormatter(HtmlFormatter):
             cls = self.line_classes.get(n, "")
             py = self.py_lines.get(n)
             data_py = f' data-py="{py}" tabindex="0"' if py else ""
-            yield 1, (f'<div class="l {cls}" data-line="{n}"{data_py}><span class="ln">{n}</span>'
-                      f'<span class="code">{piece.rstrip(chr(10))}</span></div>')
+            code = _PLAIN_SPAN_RE.sub(r"\1", piece.rstrip("\n"))
+            yield 1, f'<div class="l {cls}" data-line="{n}"{data_py}>{code}</div>'
         if shown:
             yield 0, "</div>"
 
@@ -131,8 +137,8 @@ def page_css() -> str:
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
 .tlens-panel .l {{ white-space: pre; padding-right: 12px; }}
 .tlens-panel .chunk {{ content-visibility: auto; contain-intrinsic-size: auto 3700px; }}
-.tlens-panel .ln {{ display: inline-block; min-width: 3.6em; padding-right: .8em; text-align: right; color: #9aa0a6;
-  user-select: none; }}
+.tlens-panel .l::before {{ content: attr(data-line); display: inline-block; min-width: 3.6em; padding-right: .8em;
+  text-align: right; color: #9aa0a6; user-select: none; }}
 .tlens-panel .mem-vec {{ background: #dcf5e3; box-shadow: inset 3px 0 #1a9e49; }}
 .tlens-panel .mem-scalar {{ background: #fdecd2; box-shadow: inset 3px 0 #e08a00; }}
 .tlens-panel .mem-shared {{ background: #e3ecfb; box-shadow: inset 3px 0 #3b6fd8; }}
