@@ -56,15 +56,28 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _insight(kernel_json: str, stages_json: str, filename: str):
+def _insight(kernel_json: str, filename: str):
     from inspectors.insight import analyze
-    return analyze(KernelResult.from_json(json.loads(kernel_json)), json.loads(stages_json), filename)
+    kernel = KernelResult.from_json(json.loads(kernel_json))
+    return analyze(kernel, dict(kernel.stages), filename)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _sass_lines(sass_text: str, ptx: str, filename: str):
+    from inspectors import sourcemap
+    return sourcemap.StageLines("sass", sourcemap.sass_lines(sass_text, filename, sourcemap.sass_hints(ptx, filename)))
 
 
 def insight(kernel: KernelResult, stage_names: list[str], filename: str):
-    """Source map, memory ops, resources of one kernel; SASS is included only when a
-    SASS panel is open (it is disassembled on demand)."""
-    stages = dict(kernel.stages)
-    if "sass" in stage_names and "sass" not in stages and kernel.cubin:
-        stages["sass"] = stage_text(kernel, "sass")
-    return _insight(json.dumps(kernel.to_json(), sort_keys=True), json.dumps(stages, sort_keys=True), filename)
+    """Source map, memory ops, resources of one kernel. The SASS part of the source map
+    is added only when a SASS panel is open (SASS is disassembled on demand), without
+    redoing the rest."""
+    import dataclasses
+
+    from inspectors.sourcemap import SourceMap
+    base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
+    if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
+        return base
+    sass_map = _sass_lines(stage_text(kernel, "sass"), kernel.stages["ptx"], filename)
+    smap = SourceMap(filename, {**base.source_map.stages, "sass": sass_map})
+    return dataclasses.replace(base, source_map=smap)

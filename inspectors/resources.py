@@ -384,7 +384,8 @@ def resource_usage(cubin: bytes, dynamic_shared: int = 0, ptx: str | None = None
     """Registers, stack, local and static shared memory from `cuobjdump -res-usage`
     (always), and spill bytes from, in order of preference:
 
-    * `ptxas -v` on `ptx` with Triton's flags (source "cuobjdump -res-usage + ptxas -v");
+    * `ptxas -v` on `ptx` with Triton's flags (source "cuobjdump -res-usage + ptxas -v"),
+      only when the cubin has a stack frame or local memory (spills live there);
       `arch` defaults to the PTX's `.target`; pass fmad=False for kernels compiled with
       enable_fp_fusion=False;
     * the STL/LDL widths in `sass`, or in the cubin disassembled here when the stack
@@ -404,7 +405,7 @@ def resource_usage(cubin: bytes, dynamic_shared: int = 0, ptx: str | None = None
     ptxas_regs = None
     source = "cuobjdump -res-usage"
     log = None
-    if ptx is not None:
+    if ptx is not None and (stack or local):     # no local memory, no spills: skip ptxas (~1 s on big kernels)
         try:
             log = parse_ptxas_log(run_ptxas(ptx, arch, fmad=fmad))
         except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired):
