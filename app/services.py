@@ -74,10 +74,13 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     redoing the rest."""
     import dataclasses
 
+    from inspectors.insight import summarize_stage
     from inspectors.sourcemap import SourceMap
     base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base
-    sass_map = _sass_lines(stage_text(kernel, "sass"), kernel.stages["ptx"], filename)
+    sass_text = stage_text(kernel, "sass")
+    sass_map = _sass_lines(sass_text, kernel.stages["ptx"], filename)
     smap = SourceMap(filename, {**base.source_map.stages, "sass": sass_map})
-    return dataclasses.replace(base, source_map=smap)
+    return dataclasses.replace(base, source_map=smap,
+                               summaries={**base.summaries, "sass": summarize_stage("sass", sass_text)})
