@@ -16,5 +16,11 @@ services.engine()          # start the warm compile worker with the first page l
 
 PAGES = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔬", default=True, url_path="explorer"),
+    st.Page("pages/diff.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark"),
+    st.Page("pages/caches.py", title="Caches & torch.compile", icon="🗂", url_path="caches"),
+    st.Page("pages/passes.py", title="Pass pipeline", icon="🪜", url_path="passes"),
+    st.Page("pages/layouts.py", title="Layouts", icon="🧩", url_path="layouts"),
+    st.Page("pages/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
 ]
 st.navigation(PAGES).run()

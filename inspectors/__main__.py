@@ -4,9 +4,21 @@
                                       [--num-stages N] [--constexpr NAME=VALUE ...]
                                       [--signature SIG] [--timeout S] [--json] [--stage ptx]
 
+    python -m inspectors diff A [B] [--target cuda:90] [--a-target T] [--b-target T]
+                                    [--num-warps N] [--a-num-warps N] [--b-num-warps N]
+                                    [--num-stages N] [--a-num-stages N] [--b-num-stages N]
+                                    [--constexpr N=V] [--a-constexpr N=V] [--b-constexpr N=V]
+                                    [--launch N] [--show STAGE] [--keep-noise] [--json]
+
 `--json` prints one object, `{"kernels": [{"name", "target", "options", "stages": {...},
 ...}]}`; on failure it exits 1 and prints `{"error": {"kind", "message", "file", "line"}}`
 (kinds: syntax, compile, runtime, timeout, usage, crash). Exit 2 is a usage error of the CLI itself.
+
+`diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
+options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
+with launch i of B. `--json` prints `{"a": {...}, "b": {...}, "launches": [{"launch",
+"a", "b", "headline", "delta": [{"group", "metric", "a", "b", "changed", "change"}],
+"stages": {"ptx": {"changed", "added", "removed", "identical", "ignore_noise"}, ...}}]}`.
 """
 from __future__ import annotations
 
@@ -53,6 +65,25 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--timeout", type=float, help="seconds (default 60, TLENS_COMPILE_TIMEOUT)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--stage", default="ptx", help="stage to print without --json (default ptx)")
+
+    d = sub.add_parser("diff", help="compare two compiles: two files, or one file with two option sets")
+    d.add_argument("a", type=Path, metavar="A")
+    d.add_argument("b", type=Path, metavar="B", nargs="?", help="default: A again (compare option sets)")
+    d.add_argument("--kernel", help="only this kernel")
+    d.add_argument("--signature", help="compile without example(), e.g. '*fp32:16, *fp32:16, i32, 1024'")
+    for side in ("", "a-", "b-"):
+        who = {"": "both", "a-": "A", "b-": "B"}[side]
+        d.add_argument(f"--{side}target", default=None, help=f"target of {who}")
+        d.add_argument(f"--{side}num-warps", type=int, help=f"num_warps of {who}")
+        d.add_argument(f"--{side}num-stages", type=int, help=f"num_stages of {who}")
+        d.add_argument(f"--{side}constexpr", action="append", default=[], type=_parse_constexpr,
+                       metavar="NAME=VALUE", help=f"constexpr override of {who}")
+    d.add_argument("--launch", type=int, help="only launch N of example() (1-based)")
+    d.add_argument("--show", metavar="STAGE", help="also print the changed lines of this stage")
+    d.add_argument("--keep-noise", action="store_true",
+                   help="compare raw text (register/SSA numbers, .loc lines, labels count as changes)")
+    d.add_argument("--timeout", type=float, help="seconds per compile (default 60, TLENS_COMPILE_TIMEOUT)")
+    d.add_argument("--json", action="store_true", help="print one JSON object with the delta tables")
     return p
 
 
@@ -123,6 +154,141 @@ def _print_text(result: CompileResult, stage: str) -> None:
         print(text if text is not None else f"// no {stage} stage for target {k.target}")
 
 
+def cmd_diff(args) -> int:
+    from . import settings as settings_mod
+    from .diff import diff_kernels
+    from .engine import Engine
+    from .export import all_stages
+    from .insight import analyze
+
+    settings = settings_mod.load()
+    sides = {}
+    for side in ("a", "b"):
+        path = args.a if side == "a" or args.b is None else args.b
+        target = getattr(args, f"{side}_target") or args.target or settings.default_target
+        try:
+            parse_target(target)
+            if args.show:
+                stage_table.get(args.show)
+        except (TargetError, KeyError) as e:
+            return _fail(CompileError("usage", str(e).strip('"')), args.json)
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            return _fail(CompileError("usage", f"cannot read {path}: {e}", str(path)), args.json)
+        pick = lambda name: (getattr(args, f"{side}_{name}") if getattr(args, f"{side}_{name}") is not None
+                             else getattr(args, name))
+        sides[side] = (path, CompileRequest(
+            source=source, filename=path.name, target=target, kernel=args.kernel,
+            num_warps=pick("num_warps"), num_stages=pick("num_stages"),
+            constexprs={**dict(args.constexpr), **dict(getattr(args, f"{side}_constexpr"))},
+            signature=args.signature, max_output_bytes=settings.max_output_bytes))
+    engine = Engine(settings)
+    try:
+        results = {side: engine.compile(req, timeout=args.timeout) for side, (_, req) in sides.items()}
+    finally:
+        engine.close()
+    for side, result in results.items():
+        if result.error:
+            return _fail(result.error, args.json)
+    pairs = list(zip(results["a"].kernels, results["b"].kernels))
+    indices = range(len(pairs))
+    if args.launch is not None:
+        if not 1 <= args.launch <= len(pairs):
+            return _fail(CompileError("usage", f"--launch {args.launch}: A and B have {len(pairs)} launch(es) "
+                                      "in common"), args.json)
+        indices = [args.launch - 1]
+    diffs = []
+    for i in indices:
+        ka, kb = pairs[i]
+        sa, sb = all_stages(ka), all_stages(kb)
+        diffs.append(diff_kernels(i, ka, kb, analyze(ka, sa, sides["a"][0].name), analyze(kb, sb, sides["b"][0].name),
+                                  sa, sb, ignore_noise=not args.keep_noise))
+    if args.json:
+        print(json.dumps(_diff_json(sides, results, diffs)))
+    else:
+        _print_diff(sides, results, diffs, args.show)
+    return 0
+
+
+def _side_json(path: Path, request: CompileRequest) -> dict:
+    return {"file": str(path), "target": request.target, "num_warps": request.num_warps,
+            "num_stages": request.num_stages, "constexprs": request.constexprs}
+
+
+def _kernel_json(k) -> dict:
+    return {"name": k.name, "label": k.label, "target": k.target,
+            "num_warps": k.options.get("num_warps"), "num_stages": k.options.get("num_stages"),
+            "args": [a.describe() for a in k.args]}
+
+
+def _diff_json(sides, results, diffs) -> dict:
+    return {
+        "a": _side_json(*sides["a"]), "b": _side_json(*sides["b"]),
+        "launches_a": len(results["a"].kernels), "launches_b": len(results["b"].kernels),
+        "triton_version": results["a"].triton_version,
+        "launches": [{"launch": d.launch + 1, "a": _kernel_json(d.a), "b": _kernel_json(d.b),
+                      "headline": d.delta.headline, "delta": [r.to_json() for r in d.delta.rows],
+                      "stages": {name: sd.to_json() for name, sd in d.stages.items()}} for d in diffs],
+    }
+
+
+def _print_diff(sides, results, diffs, show: str | None) -> None:
+    from .history import describe_options
+    for side in ("a", "b"):
+        path, req = sides[side]
+        opts = describe_options(req)
+        print(f"{side.upper()}: {path} · {req.target}" + (f" · {opts}" if opts else ""))
+    na, nb = len(results["a"].kernels), len(results["b"].kernels)
+    if na != nb:
+        print(f"(A has {na} launches, B has {nb}: comparing the first {min(na, nb)})")
+    for d in diffs:
+        print(f"\n== launch {d.launch + 1}: {d.a.label or d.a.name}  ·  " + ", ".join(
+            x.describe() for x in d.a.args if x.type != "constexpr")[:150])
+        print(d.delta.headline)
+        rows = [("", "metric", "A", "B", "change")] + [
+            ("*" if r.changed else "", r.metric, _cell(r.a), _cell(r.b), r.change) for r in d.delta.rows]
+        widths = [max(len(str(row[c])) for row in rows) for c in range(5)]
+        group = None
+        for r, row in zip((None,) + d.delta.rows, rows):
+            if r is not None and r.group != group:
+                group = r.group
+                print(f"  [{group}]")
+            print("  " + "  ".join(str(v).ljust(w) if c < 2 else str(v).rjust(w)
+                                   for c, (v, w) in enumerate(zip(row, widths))).rstrip())
+        print("  [stage text]")
+        for name, sd in d.stages.items():
+            print(f"    {name:7} {sd.summary()}")
+        if show and show in d.stages:
+            _print_rows(d.stages[show])
+
+
+def _cell(value) -> str:
+    return "n/a" if value is None else f"{value}"
+
+
+def _print_rows(sd, context: int = 2) -> None:
+    """Changed lines with `context` equal lines around them, `-`/`+` marked."""
+    rows = sd.rows
+    keep = set()
+    for i, r in enumerate(rows):
+        if r.kind != "equal":
+            keep.update(range(max(0, i - context), min(len(rows), i + context + 1)))
+    print(f"\n--- {sd.stage} (A)\n+++ {sd.stage} (B)")
+    last = -1
+    for i in sorted(keep):
+        if i != last + 1:
+            print("@@")
+        r = rows[i]
+        if r.kind == "equal":
+            print(f"  {r.b_text}")
+        if r.kind in ("change", "remove"):
+            print(f"- {r.a_text}")
+        if r.kind in ("change", "add"):
+            print(f"+ {r.b_text}")
+        last = i
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     try:
@@ -131,6 +297,8 @@ def main(argv=None) -> int:
         return int(e.code or 0)
     if args.command == "compile":
         return cmd_compile(args)
+    if args.command == "diff":
+        return cmd_diff(args)
     return 2
 
 

@@ -69,7 +69,9 @@ _OURS = {"mlir": MlirLexer, "sass": SassLexer}
 
 
 def lexer_for(alias: str) -> Lexer:
-    """The lexer named in the stage table (ours first, then pygments')."""
+    """The lexer named in the stage table (ours first, then pygments'). Leading blank lines
+    are kept (pygments strips them by default): panel line numbers must be the text's, e.g.
+    an Inductor kernel file starts with an empty line."""
     if alias in _OURS:
-        return _OURS[alias]()
-    return get_lexer_by_name(alias)
+        return _OURS[alias](stripnl=False)
+    return get_lexer_by_name(alias, stripnl=False)

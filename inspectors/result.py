@@ -41,6 +41,7 @@ class KernelResult:
     compile_seconds: float = 0.0
     metadata: dict = field(default_factory=dict)   # shared bytes, num_warps, ... from Triton
     cubin: str = ""              # base64 of the cubin (CUDA targets): SASS on demand, resources
+    passes: tuple = ()           # inspectors.passes.PassStep per pass, when the request asked for pass_dump
 
     def stage_names(self) -> tuple[str, ...]:
         """Stages this kernel has or can produce (SASS is disassembled when first asked for)."""
@@ -53,6 +54,9 @@ class KernelResult:
     def from_json(cls, d: dict) -> "KernelResult":
         d = dict(d)
         d["args"] = tuple(ArgSpec(**a) for a in d.get("args", ()))
+        if "passes" in d:
+            from .passes import PassStep
+            d["passes"] = tuple(p if isinstance(p, PassStep) else PassStep(**p) for p in d["passes"])
         return cls(**d)
 
 
@@ -103,6 +107,7 @@ class CompileRequest:
     signature: str | None = None
     max_output_bytes: int = 65536
     sass: bool = True                  # disassemble in the worker (the app asks lazily instead)
+    pass_dump: bool = False            # also return the IR after every MLIR/LLVM pass (KernelResult.passes)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -7,10 +7,13 @@
 | TLENS_TRITON_CACHE_DIR     | ~/.cache/triton-lens/triton     | Triton cache used by the compile worker   |
 | TLENS_WORKER_MEMORY_MB     | 8192                            | address-space limit of the worker         |
 | TLENS_MAX_OUTPUT_BYTES     | 65536                           | user stdout/stderr kept per compile       |
+| TLENS_WORKSPACE_DIR        | ~/.local/share/triton-lens/workspace | the user's kernel files and history  |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
-real `~/.triton/cache`.
+real `~/.triton/cache`. The workspace holds the user's kernels as plain `.py` files
+(edits of library kernels are saved there as copies) and, in `.history/`, the last
+compiles for comparing.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ class Settings:
     triton_cache_dir: Path
     worker_memory_mb: int
     max_output_bytes: int
+    workspace_dir: Path = Path.home() / ".local" / "share" / "triton-lens" / "workspace"
 
 
 def load() -> Settings:
@@ -37,4 +41,6 @@ def load() -> Settings:
         triton_cache_dir=Path(cache).expanduser(),
         worker_memory_mb=int(env("TLENS_WORKER_MEMORY_MB", "8192")),
         max_output_bytes=int(env("TLENS_MAX_OUTPUT_BYTES", "65536")),
+        workspace_dir=Path(env("TLENS_WORKSPACE_DIR") or
+                           str(Path.home() / ".local" / "share" / "triton-lens" / "workspace")).expanduser(),
     )

@@ -21,6 +21,7 @@ import re
 import sys
 import time
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 
 from .errors import CompileError
@@ -245,7 +246,8 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     t0 = time.perf_counter()
     before = output_path.stat().st_size if output_path.exists() else 0
     try:
-        compiled = shim.compile_launch(launch, gtarget)
+        with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else nullcontext():
+            compiled = shim.compile_launch(launch, gtarget)
     except BaseException as e:  # noqa: BLE001
         if type(e).__name__ == "CompilationError":
             line = _compilation_error_line(e, path.read_text())
@@ -268,11 +270,57 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
             sass = Disassembly(compiled.asm["cubin"])
     name = launch.fn.__name__
     label = launch.label or name
+    passes = ()
+    if req.pass_dump:
+        from .passes import parse_dump
+        passes = parse_dump((output_path.parent / f"passes-{index}.txt").read_text(errors="replace"))
     return KernelResult(
         name=name, target=target.key,
         options={k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None},
         args=shim.arg_specs(launch), stages=texts, launch=index, label=label,
-        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin), sass
+        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
+        passes=passes), sass
+
+
+class _PassDump:
+    """Around one compile: libtriton prints the IR before every MLIR pass and after every
+    LLVM pass to fd 2 (MLIR_ENABLE_DUMP=1, LLVM_IR_ENABLE_DUMP=1; read by its C++ at
+    compile time in triton 3.6 and 3.9), here into `path` instead of the job's output;
+    TRITON_ALWAYS_COMPILE=1 so a cached kernel is compiled again. On failure the dump's
+    tail goes to the output, where the compiler's diagnostic is looked for."""
+    ENV = {"MLIR_ENABLE_DUMP": "1", "LLVM_IR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1", "MLIR_DUMP_PATH": None}
+
+    def __init__(self, path: Path, output_path: Path):
+        self.path, self.output_path = path, output_path
+
+    def __enter__(self):
+        self.saved_env = {k: os.environ.get(k) for k in self.ENV}
+        _set_env(self.ENV)
+        sys.stderr.flush()
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self.saved_fd = os.dup(2)
+        os.dup2(self.fd, 2)
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        sys.stderr.flush()
+        os.dup2(self.saved_fd, 2)
+        os.close(self.saved_fd), os.close(self.fd)
+        _set_env(self.saved_env)
+        if exc_type is not None:      # the diagnostics (`k.py:8:12: error: ...`) sit before the failed IR
+            text = self.path.read_text(errors="replace")
+            errors = [line for line in text.splitlines() if ": error: " in line][:20]
+            with open(self.output_path, "a", encoding="utf-8") as out:
+                out.write("\n".join(errors) + "\n" + text[-4000:])
+        return False
+
+
+def _set_env(values: dict) -> None:
+    for k, v in values.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def _finish(kernel: KernelResult, sass) -> KernelResult:

@@ -54,3 +54,4 @@ def get(slug: str) -> LibraryKernel:
         return _BY_SLUG[slug]
     except KeyError:
         raise KeyError(f"no library kernel {slug!r}; known: {', '.join(SLUGS)}") from None
+LESSON_KERNELS: tuple[LibraryKernel, ...] = tuple(_load(slug) for slug in ("strided", "transpose"))  # lessons only (not in SLUGS)

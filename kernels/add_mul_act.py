@@ -88,3 +88,41 @@ def check():
     for activation in ("relu", "gelu", "silu"):
         torch.testing.assert_close(add_mul_act(x, y, w, activation), reference(x, y, w, activation),
                                    atol=1e-5, rtol=1e-5)
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# The seed's sizes: batch 4 ... 262144 with weight width 2 * sqrt(batch) (4 ... 1024).
+BENCH_SIZES = (4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
+BENCH_SIZE = 16384
+BENCH_SIZE_NAME = "batch (width = 2*sqrt(batch), fp32, relu)"
+BENCH_BOUND = "memory"
+BENCH_TOL = (1e-5, 1e-5)
+
+
+def bench_width(batch: int) -> int:
+    return 2 * int(round(batch ** 0.5))
+
+
+def bench_inputs(size: int):
+    width = bench_width(size)
+    return torch.randn(size, width), torch.randn(size, width), torch.randn(width)
+
+
+def bench_kernel(x, y, w):
+    return add_mul_act(x, y, w, "relu")
+
+
+def bench_reference(x, y, w):
+    return torch.relu(x + y * w)
+
+
+def bench_bytes(x, y, w) -> int:
+    return (3 * x.numel() + w.numel()) * x.element_size()  # x, y read, out written, w once
+
+
+def bench_flops(x, y, w) -> int:
+    return 3 * x.numel()  # mul, add, max
+
+
+def bench_baselines():
+    return {"TorchScript": torch.jit.script(bench_reference)}

@@ -68,3 +68,26 @@ def check():
     x, bias = make_inputs(small=True)
     torch.testing.assert_close(bias_relu(x, bias), reference(x, bias))
     torch.testing.assert_close(bias_relu(x, bias, XBLOCK=64), reference(x, bias))
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_N = 768
+BENCH_SIZES = (256, 1024, 4096, 16384, 65536, 262144)
+BENCH_SIZE = 16384
+BENCH_SIZE_NAME = "B rows (N = 768, fp32)"
+BENCH_BOUND = "memory"
+
+
+def bench_inputs(size: int):
+    return torch.randn(size, BENCH_N), torch.randn(BENCH_N)
+
+
+bench_kernel = bias_relu_  # in place, as Inductor runs it
+
+
+def bench_bytes(x, bias) -> int:
+    return (2 * x.numel() + bias.numel()) * x.element_size()  # x read and written, bias read once
+
+
+def bench_flops(x, bias) -> int:
+    return 2 * x.numel()  # add, max

@@ -83,3 +83,36 @@ def check():
     torch.testing.assert_close(row_sums(x, BLOCK_N=128), expected, atol=1e-4, rtol=1e-5)
     torch.testing.assert_close(row_sums_from_transposed(x.t().contiguous(), BLOCK_N=128), expected,
                                atol=1e-4, rtol=1e-5)
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_SIZES = (1024, 2048, 4096, 8192, 16384)
+BENCH_SIZE = 8192
+BENCH_SIZE_NAME = "M = N (fp32)"
+BENCH_BOUND = "memory"
+BENCH_TOL = (1e-2, 1e-4)  # sums of up to 16384 floats, added in a different order than torch
+
+
+def bench_inputs(size: int):
+    x = torch.randn(size, size)
+    return x, x.t().contiguous()  # A, and A.T stored contiguously for the strided kernel
+
+
+def bench_kernel(x, xt):
+    return row_sums(x)
+
+
+def bench_reference(x, xt):
+    return reference(x)
+
+
+def bench_bytes(x, xt) -> int:
+    return (x.numel() + x.shape[0]) * x.element_size()  # A read once, the sums written
+
+
+def bench_flops(x, xt) -> int:
+    return x.numel()
+
+
+def bench_baselines():
+    return {"Triton, strided (sum_cols_kernel)": lambda x, xt: row_sums_from_transposed(xt)}

@@ -61,3 +61,34 @@ def check():
     x, y = make_inputs(small=True)
     for block, num_warps in CONFIGS:
         torch.testing.assert_close(add(x, y, BLOCK=block, num_warps=num_warps), reference(x, y))
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26, 2**28)
+BENCH_SIZE = 2**24
+BENCH_SIZE_NAME = "n (fp32 elements per vector)"
+BENCH_BOUND = "memory"
+
+
+def bench_inputs(size: int):
+    return torch.rand(size), torch.rand(size)
+
+
+bench_kernel = add  # BLOCK=1024, 4 warps: 8 elements per thread
+
+
+def bench_bytes(x, y) -> int:
+    return 3 * x.numel() * x.element_size()
+
+
+def bench_flops(x, y) -> int:
+    return x.numel()
+
+
+def bench_baselines():
+    return {
+        "Triton BLOCK=128, 4 warps": lambda x, y: add(x, y, BLOCK=128, num_warps=4),
+        "Triton BLOCK=256, 4 warps": lambda x, y: add(x, y, BLOCK=256, num_warps=4),
+        "Triton BLOCK=512, 4 warps": lambda x, y: add(x, y, BLOCK=512, num_warps=4),
+        "Triton BLOCK=4096, 8 warps": lambda x, y: add(x, y, BLOCK=4096, num_warps=8),
+    }

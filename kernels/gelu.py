@@ -59,3 +59,36 @@ def check():
     torch.manual_seed(0)
     (x,) = make_inputs(small=True)
     torch.testing.assert_close(gelu(x), reference(x), atol=1e-5, rtol=1e-5)
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26, 2**28)
+BENCH_SIZE = 2**24
+BENCH_SIZE_NAME = "n (fp32 elements)"
+BENCH_BOUND = "memory"
+BENCH_TOL = (1e-5, 1e-5)
+
+
+def bench_inputs(size: int):
+    return (2 * torch.randn(size),)
+
+
+bench_kernel = gelu
+
+
+def bench_bytes(x) -> int:
+    return 2 * x.numel() * x.element_size()  # read x, write out
+
+
+def bench_flops(x) -> int:
+    # as written: x^3 (3 mul), +, *k0, *2, sigmoid (neg, exp, add, div), *2, -1, 1+, 0.5*x, *
+    return 15 * x.numel()
+
+
+def manual_gelu(x: torch.Tensor) -> torch.Tensor:
+    """GELU spelled out in torch ops, one kernel each (the seed's unfused version)."""
+    return 0.5 * x * (1 + torch.tanh(0.79788456 * (x + 0.044715 * x * x * x)))
+
+
+def bench_baselines():
+    return {"manual torch": manual_gelu}

@@ -86,7 +86,10 @@ def _random_boxes(n: int) -> torch.Tensor:
 
 
 def make_inputs(small: bool = False):
-    n = 1000 if small else 2**20
+    return make_inputs_of(1000 if small else 2**20)
+
+
+def make_inputs_of(n: int):
     pred = _random_boxes(n)
     # targets near the predictions, so most pairs overlap and some do not
     target = pred + torch.randn(n, 4) * 10
@@ -104,3 +107,26 @@ def check():
     pred, target = make_inputs(small=True)
     torch.testing.assert_close(giou_loss(pred, target), reference(pred, target),
                                atol=1e-5, rtol=1e-5)
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26)
+BENCH_SIZE = 2**22
+BENCH_SIZE_NAME = "boxes (fp32 x1 y1 x2 y2)"
+BENCH_BOUND = "memory"
+BENCH_TOL = (1e-5, 1e-5)
+
+
+def bench_inputs(size: int):
+    return make_inputs_of(size)
+
+
+bench_kernel = giou_loss
+
+
+def bench_bytes(pred, target) -> int:
+    return (pred.numel() + target.numel() + pred.shape[0]) * pred.element_size()  # 2 x 16 B in, 4 B out
+
+
+def bench_flops(pred, target) -> int:
+    return 31 * pred.shape[0]  # areas 6, intersection 9, union 2, IoU 2, enclosing box 7, GIoU 5

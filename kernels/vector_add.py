@@ -61,3 +61,25 @@ def check():
     x, y = make_inputs(small=True)
     torch.testing.assert_close(add(x, y), reference(x, y))
     torch.testing.assert_close(add(x[1:], y[1:]), reference(x[1:], y[1:]))
+
+
+# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26, 2**28)
+BENCH_SIZE = 2**24
+BENCH_SIZE_NAME = "n (fp32 elements per vector)"
+BENCH_BOUND = "memory"
+
+
+def bench_inputs(size: int):
+    return torch.rand(size), torch.rand(size)
+
+
+bench_kernel = add
+
+
+def bench_bytes(x, y) -> int:
+    return 3 * x.numel() * x.element_size()  # read x and y, write out
+
+
+def bench_flops(x, y) -> int:
+    return x.numel()  # one add per element

@@ -1,8 +1,12 @@
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# Tests never touch the user's workspace: the app, its servers and the CLI all read this.
+os.environ["TLENS_WORKSPACE_DIR"] = tempfile.mkdtemp(prefix="tlens-test-workspace-")
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -1,56 +1,226 @@
 """The explorer page: compile a Triton kernel without a GPU and see every stage side by side.
 
-Top to bottom: sidebar (kernel, target, options, Compile), the editor, the launches the
-example made, two or three stage panels, and what they mean (memory operations,
-programs and threads, registers and occupancy).
+Top to bottom: sidebar (kernel, target, options, Compile; the workspace file's actions),
+the editor, the launches the example made, history and export, two or three stage
+panels, and what they mean (memory operations, programs and threads, registers and
+occupancy). The page state lives in the URL (see app/urlstate.py), so a link reproduces it.
+
+Kernels are files: workspace files (`ws:NAME.py`) are saved as they are edited and
+compiled; editing a library kernel saves a copy in the workspace (the library file is
+never written) and that copy is what the library entry shows for the rest of the session.
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
-from app import panels, services
-from inspectors import settings as settings_mod, stages, targets
+from app import panels, services, session, urlstate
+from inspectors import diff, export, settings as settings_mod, stages, targets
 from inspectors.result import CompileRequest
+from inspectors.workspace import WorkspaceError
 import kernels
 
 settings = settings_mod.load()
 engine = services.engine()          # starts the warm worker on first load
+ws = session.workspace()
 
-MY_KERNEL = "my_kernel"
+NEW_KERNEL = "my_kernel"            # picker entry that creates a workspace file (the old "✎ My kernel")
+WS = "ws:"                          # picker entries of workspace files: "ws:my_kernel.py"
 NEW_KERNEL_TEXT = (kernels.get("vector_add").source())
+WARPS = [None, 1, 2, 4, 8, 16, 32]
+STAGE_COUNTS = [None, 1, 2, 3, 4, 5]
 
 
-# ---- sidebar: what to compile and how -------------------------------------------------------
-def _library_label(slug: str) -> str:
-    return "✎ My kernel" if slug == MY_KERNEL else kernels.get(slug).title
+# ---- kernels as files -------------------------------------------------------------------------
+def _copies() -> dict:
+    """Library slug -> the workspace file holding this session's edits of it."""
+    return st.session_state.setdefault("copies", {})
+
+
+def _file_of(entry: str | None) -> str | None:
+    """The workspace file behind a picker entry, if it has one."""
+    if not entry:
+        return None
+    if entry.startswith(WS):
+        return entry[len(WS):]
+    return _copies().get(entry)
+
+
+def _text_of(entry: str) -> str:
+    name = _file_of(entry)
+    if name and ws.exists(name):
+        return ws.read(name)
+    return kernels.get(entry).source() if not entry.startswith(WS) else ""
+
+
+def _filename() -> str:
+    """The file name the compiler sees (and the source map looks for)."""
+    entry = st.session_state["picker"]
+    return entry[len(WS):] if entry.startswith(WS) else f"{entry}.py"
+
+
+def _label(entry: str) -> str:
+    if entry == NEW_KERNEL:
+        return "＋ New kernel (in the workspace)"
+    if entry.startswith(WS):
+        return f"📄 {entry[len(WS):]}"
+    return kernels.get(entry).title         # stable: a label must not depend on session state
+
+
+def _say(message: str, kind: str = "info") -> None:
+    st.session_state["ws_message"] = (kind, message)
+
+
+def _save_current() -> None:
+    """The editor's text to its file. A library kernel is never written: its first edit
+    becomes a workspace copy."""
+    entry, text = st.session_state.get("editing"), st.session_state.get("source")
+    if not entry or text is None or entry == NEW_KERNEL:
+        return
+    try:
+        name = _file_of(entry)
+        if name:
+            if not ws.exists(name) or ws.read(name) != text:
+                ws.save(name, text)
+        elif text != kernels.get(entry).source():
+            name = ws.create(entry, text)
+            _copies()[entry] = name
+            _say(f"Your edits are saved as **{name}** in the workspace; the library kernel is unchanged.")
+    except (WorkspaceError, OSError) as e:
+        _say(f"Not saved: {e}", "error")
+
+
+def _open(entry: str, set_picker: bool = True) -> None:
+    if set_picker:            # not once the picker widget exists in this run
+        st.session_state["picker"] = entry
+    st.session_state["editing"] = entry
+    try:
+        st.session_state["source"] = _text_of(entry)
+    except (WorkspaceError, OSError) as e:
+        _say(str(e), "error")
+        st.session_state["source"] = ""
+    for key in ("result", "current_record"):
+        st.session_state.pop(key, None)
 
 
 def _on_pick():
-    """Switching kernels keeps every draft: each kernel's text lives under its own key."""
-    slug = st.session_state["picker"]
-    drafts = st.session_state.setdefault("drafts", {})
-    drafts[st.session_state.get("editing", slug)] = st.session_state.get("source", "")
-    st.session_state["editing"] = slug
-    st.session_state["source"] = drafts.get(slug) or (
-        NEW_KERNEL_TEXT if slug == MY_KERNEL else kernels.get(slug).source())
-    st.session_state.pop("result", None)
+    """Switching kernels keeps every draft: each is a file (or the library's text)."""
+    entry = st.session_state["picker"]
+    if entry == st.session_state.get("editing"):
+        return        # not a switch: Streamlit re-reports the value when coming back from another page
+    _save_current()
+    if entry == NEW_KERNEL:
+        try:
+            entry = WS + ws.create("my_kernel", NEW_KERNEL_TEXT)
+        except (WorkspaceError, OSError) as e:
+            _say(f"Could not create a file: {e}", "error")
+            entry = st.session_state.get("editing") or kernels.LIBRARY[0].slug
+    _open(entry)
 
 
+def _on_edit():
+    _save_current()
+
+
+def _rename(old: str):
+    try:
+        new = ws.rename(old, st.session_state.get(f"ws-name-{old}", old))
+    except (WorkspaceError, OSError) as e:
+        _say(f"Not renamed: {e}", "error")
+        return
+    entry = st.session_state["picker"]
+    if entry.startswith(WS):
+        st.session_state["picker"] = st.session_state["editing"] = WS + new
+    else:
+        _copies()[entry] = new
+    _say(f"Renamed to **{new}**.")
+
+
+def _duplicate(name: str):
+    _save_current()
+    try:
+        _open(WS + ws.duplicate(name))
+        _say(f"Opened the copy **{st.session_state['picker'][len(WS):]}**.")
+    except (WorkspaceError, OSError) as e:
+        _say(f"Not duplicated: {e}", "error")
+
+
+def _delete(name: str):
+    _save_current()
+    entry = st.session_state["picker"]
+    try:
+        token = ws.delete(name)
+    except (WorkspaceError, OSError) as e:
+        _say(f"Not deleted: {e}", "error")
+        return
+    st.session_state["undo"] = (token, name)
+    if entry.startswith(WS):
+        _open(kernels.LIBRARY[0].slug)
+    else:
+        _copies().pop(entry, None)
+        _open(entry)
+    _say(f"Deleted **{name}**.", "warning")
+
+
+def _undo():
+    token, name = st.session_state.pop("undo", (None, None))
+    try:
+        _open(WS + ws.restore(token))
+        _say(f"Restored **{st.session_state['picker'][len(WS):]}**.")
+    except (WorkspaceError, OSError) as e:
+        _say(f"Could not undo: {e}", "error")
+
+
+# ---- widget values survive a visit to another page ------------------------------------------
+# Streamlit drops the state of widgets that are not on the page shown; the explorer keeps a
+# copy (written at the end of every run) and puts it back before its widgets exist.
+KEPT = ("picker", "source", "target", "num_warps", "num_stages", "constexprs", "signature", "timeout",
+        "launch", "follow")
+for _key, _value in st.session_state.get("_kept", {}).items():
+    if _key not in st.session_state:
+        st.session_state[_key] = _value
+if "timeout" not in st.session_state:
+    st.session_state["timeout"] = int(settings.compile_timeout_s)
+
+
+# ---- the URL: applied once per session, before the widgets exist ------------------------------
+entries = [k.slug for k in kernels.LIBRARY] + [WS + n for n in ws.names()] + [NEW_KERNEL]
+if "_url_applied" not in st.session_state:
+    st.session_state["_url_applied"] = True
+    url = urlstate.parse(st.query_params.to_dict(), [e for e in entries if e != NEW_KERNEL], list(targets.KNOWN),
+                         WARPS, STAGE_COUNTS)
+    if url.kernel:
+        _open(url.kernel)
+    for key in ("target", "num_warps", "num_stages", "constexprs", "signature"):
+        if getattr(url, key) is not None:
+            st.session_state[key] = getattr(url, key)
+    st.session_state["_url_pending"] = url
+    if url.ignored:
+        st.warning("Ignored from the link: " + ", ".join(url.ignored))
+pending: urlstate.UrlState | None = st.session_state.pop("_url_pending", None)
+
+if st.session_state.get("picker") not in entries and "picker" in st.session_state:
+    _say(f"{_file_of(st.session_state['picker']) or st.session_state['picker']} is no longer in the workspace.",
+         "warning")
+    _open(kernels.LIBRARY[0].slug)
+
+
+# ---- sidebar: what to compile and how -------------------------------------------------------
 with st.sidebar:
     st.title("Triton Lens")
     st.caption("See what the Triton compiler does with a kernel — no GPU needed to compile.")
-    slugs = [k.slug for k in kernels.LIBRARY] + [MY_KERNEL]
-    st.selectbox("Kernel", slugs, key="picker", format_func=_library_label, on_change=_on_pick)
+    st.selectbox("Kernel", entries, key="picker", format_func=_label, on_change=_on_pick)
     if "source" not in st.session_state:
-        st.session_state["editing"] = st.session_state["picker"]
-        st.session_state["source"] = kernels.get(st.session_state["picker"]).source()
+        _open(st.session_state["picker"], set_picker=False)
     target_keys = list(targets.KNOWN)
-    st.selectbox("Target GPU", target_keys, key="target",
-                 index=target_keys.index(settings.default_target) if settings.default_target in target_keys else 0,
-                 format_func=lambda k: targets.parse(k).label)
-    st.selectbox("num_warps", [None, 1, 2, 4, 8, 16, 32], key="num_warps",
+    if "target" not in st.session_state:
+        st.session_state["target"] = (settings.default_target if settings.default_target in target_keys
+                                      else target_keys[0])
+    st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
+    st.selectbox("num_warps", WARPS, key="num_warps",
                  format_func=lambda v: "as the launcher says" if v is None else str(v))
-    st.selectbox("num_stages", [None, 1, 2, 3, 4, 5], key="num_stages",
+    st.selectbox("num_stages", STAGE_COUNTS, key="num_stages",
                  format_func=lambda v: "as the launcher says" if v is None else str(v))
     st.text_input("constexpr overrides", key="constexprs", placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
                   help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
@@ -58,16 +228,40 @@ with st.sidebar:
                   placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
                   help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
                        "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
-    st.number_input("time limit (s)", min_value=5, max_value=600, value=int(settings.compile_timeout_s),
-                    key="timeout")
+    st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
     compile_clicked = st.button("Compile", type="primary", key="compile", width="stretch")
-    if kernels.LIBRARY and st.session_state["picker"] != MY_KERNEL:
+
+    current_file = _file_of(st.session_state["picker"])
+    if current_file and not st.session_state["picker"].startswith(WS):
+        st.caption(f"Showing your copy **{current_file}** (workspace); the library kernel is unchanged.")
+    with st.expander("Workspace", expanded=bool(current_file and st.session_state.get("ws_message"))):
+        files = ws.list()
+        st.caption(f"{len(files)} file(s) in `{ws.root}`. Files are saved as you edit and compile.")
+        if current_file:
+            st.text_input("File name", value=current_file, key=f"ws-name-{current_file}")
+            c1, c2, c3 = st.columns(3)
+            c1.button("Rename", key="ws-rename", on_click=_rename, args=(current_file,))
+            c2.button("Duplicate", key="ws-duplicate", on_click=_duplicate, args=(current_file,))
+            c3.button("Delete", key="ws-delete", on_click=_delete, args=(current_file,))
+        else:
+            st.caption("A library kernel: edit it and your copy is saved here.")
+        if files:
+            st.table([{"file": f.name, "bytes": f.size,
+                       "modified": time.strftime("%m-%d %H:%M", time.localtime(f.modified))} for f in files])
+    if st.session_state.get("undo"):
+        st.button(f"↶ Undo delete of {st.session_state['undo'][1]}", key="ws-undo", on_click=_undo)
+    if kernels.LIBRARY and not st.session_state["picker"].startswith(WS):
         with st.expander("About this kernel", expanded=False):
             st.markdown(kernels.get(st.session_state["picker"]).note)
 
+message = st.session_state.pop("ws_message", None)
+if message:
+    getattr(st, message[0])(message[1])
+
 
 # ---- editor -----------------------------------------------------------------------------------
-st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300)
+st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300,
+             on_change=_on_edit)
 
 
 # ---- compile ----------------------------------------------------------------------------------
@@ -77,10 +271,9 @@ def _request() -> CompileRequest | None:
     except ValueError as e:
         st.error(f"constexpr overrides: {e}")
         return None
-    slug = st.session_state["picker"]
     return CompileRequest(
         source=st.session_state["source"],
-        filename=f"{slug}.py",
+        filename=_filename(),
         target=st.session_state["target"],
         num_warps=st.session_state["num_warps"],
         num_stages=st.session_state["num_stages"],
@@ -91,7 +284,8 @@ def _request() -> CompileRequest | None:
     )
 
 
-if compile_clicked:
+if compile_clicked or (pending is not None and pending.run):
+    _save_current()
     request = _request()
     if request is not None:
         with st.status(f"Compiling for {targets.parse(request.target).label}…", expanded=False) as status:
@@ -99,9 +293,17 @@ if compile_clicked:
             status.update(label="Compiled" if result.ok else "Compile failed",
                           state="complete" if result.ok else "error")
         st.session_state["result"] = result
+        st.session_state["result_request"] = request
+        info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
+        st.session_state["current_record"] = info.id if info else None
 
 
 # ---- results ----------------------------------------------------------------------------------
+# an edited library kernel is its workspace copy in the URL: a refresh reopens the edits
+copy = _file_of(st.session_state["picker"])
+url_state = {"kernel": WS + copy if copy else st.session_state["picker"], "target": st.session_state["target"],
+             "num_warps": st.session_state["num_warps"], "num_stages": st.session_state["num_stages"],
+             "constexprs": st.session_state["constexprs"].strip(), "signature": st.session_state["signature"].strip()}
 result = st.session_state.get("result")
 if result is None:
     st.info("Pick a kernel and press **Compile**. Every launch that `example()` makes is compiled "
@@ -110,21 +312,52 @@ elif not result.ok:
     panels.render_error(result.error, st.session_state["source"])
     panels.render_output(result.output)
 else:
+    if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
+        st.session_state["launch"] = pending.launch
     kernel = panels.pick_launch(result.kernels)
     panels.render_launch_card(kernel, result)
+
+    # history, compare, export
+    current = st.session_state.get("current_record")
+    previous = session.previous_of(current) if current else None
+    h1, h2, h3 = st.columns([1.2, 1.4, 3])
+    if h1.button("⇄ Compare with previous", key="compare-previous", disabled=previous is None,
+                 help="Open the Compare page: this compile against the one before it"):
+        st.session_state["compare_pick"] = (previous, current)
+        st.switch_page("pages/diff.py")
+    request_now = st.session_state.get("result_request")
+    if request_now is not None:
+        h2.download_button("⬇ Zip: every stage + report", key="export", on_click="ignore",
+                           data=lambda r=request_now, res=result, f=_filename(): export.bundle(r, res, f),
+                           file_name=f"{_filename()[:-3]}-{kernel.target.replace(':', '_')}.zip",
+                           mime="application/zip")
+    n_compiles = len(session.session_ids())
+    with h3.expander(f"History ({n_compiles} compile{'' if n_compiles == 1 else 's'} this session)"):
+        infos = session.all_infos()[-15:]
+        st.table([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
+                   "target": i.target, "options": i.options,
+                   "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
+                  for i in reversed(infos)])
+        st.caption("Pick any two on the Compare page.")
+
     backend = targets.parse(kernel.target).backend
     available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names()]
     # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD)
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
-    default = [n for n in ("source", "ttgir", machine) if n in kernel.stages]
-    chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
-                            key=f"stages-{backend}",
+    stage_key = f"stages-{backend}"
+    if pending is not None and pending.panels:
+        st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]]
+    if stage_key not in st.session_state:
+        st.session_state[stage_key] = [n for n in ("source", "ttgir", machine) if n in kernel.stages]
+    chosen = st.multiselect("Stages side by side", [s.name for s in available], key=stage_key,
                             format_func=lambda n: stages.get(n).label, max_selections=3)
-    filename = f"{st.session_state['picker']}.py"
+    filename = _filename()
     insight = services.insight(kernel, chosen, filename)
     smap = insight.source_map
     mapped = sorted(smap.python_to_stage())
     source_lines = kernel.stages["source"].splitlines()
+    if pending is not None and pending.line in mapped:
+        st.session_state["follow"] = pending.line
     selected_py = st.selectbox(
         "Follow a Python line (or click any line in a panel)", [None] + mapped, key="follow",
         format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}")
@@ -135,3 +368,8 @@ else:
             panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
     panels.render_insight(insight, kernel, source_lines)
     panels.render_output(result.output)
+    url_state.update(panels=chosen, launch=st.session_state.get("launch") if len(result.kernels) > 1 else None,
+                     line=selected_py, run=True)
+
+st.query_params.from_dict(urlstate.encode(url_state))
+st.session_state["_kept"] = {k: st.session_state[k] for k in KEPT if k in st.session_state}

@@ -1,0 +1,100 @@
+"""The Benchmark page: is the kernel fast? On a GPU it is checked against its torch reference
+and only then timed (triton.testing.do_bench), beside torch eager and torch.compile; without
+a GPU it is checked on the Triton interpreter and nothing is timed.
+
+Top to bottom: what to time (kernel, size or sweep, baselines), Run with a progress bar,
+the result (headline figures, chart, table, CSV), then the committed reference results.
+Each run is a fresh worker process holding a per-GPU lock: two tabs never time at once,
+and a kernel that faults takes down only its worker.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import bench_view
+from inspectors import bench_worker
+from inspectors.bench import BenchRequest, BenchResult
+import kernels
+
+# Streamlit forgets the widgets of pages not shown; keep the explorer's choices meanwhile.
+for _key in ("picker", "source", "target", "num_warps", "num_stages", "constexprs", "signature", "timeout"):
+    if _key in st.session_state:
+        st.session_state[_key] = st.session_state[_key]
+
+st.title("Benchmark")
+st.caption("Checked against the torch reference (torch.testing.assert_close), then timed with "
+           "triton.testing.do_bench (median and 20th/80th percentiles, L2 flushed before each run; two runs "
+           "per provider, in forward then reverse order, so that none is always timed first). "
+           "GB/s and TFLOP/s come from each kernel's bytes/flops model; % is of this GPU's measured "
+           "copy bandwidth (memory-bound kernels) or of a large fp16 torch.matmul (compute-bound).")
+
+probe = bench_view.gpu_probe()
+gpus = probe.get("gpus") or []
+if gpus:
+    st.success("GPU: " + ", ".join(f"{g['index']}: {g['name']}" for g in gpus)
+               + f" · torch {probe.get('torch')}, triton {probe.get('triton')}")
+else:
+    st.info("**No GPU on this server: timing needs a GPU.** Run checks the kernel against its torch "
+            "reference on the Triton interpreter (TRITON_INTERPRET=1) and reports no timing; the reference "
+            "results below were measured on a GPU." + (f" ({probe['error']})" if probe.get("error") else ""))
+
+# ---- what to time ------------------------------------------------------------------------------
+benchable = {k.slug: info for k in kernels.LIBRARY
+             if (info := bench_view.static_info(k.source(), k.filename)) is not None}
+if not benchable:
+    st.error("No library kernel declares a benchmark (BENCH_SIZES, bench_inputs, bench_kernel, ...).")
+    st.stop()
+
+left, right = st.columns([2, 3])
+with left:
+    slug = st.selectbox("Kernel", list(benchable), key="bench-kernel", format_func=lambda s: kernels.get(s).title)
+    info = benchable[slug]
+    edited = (st.session_state.get("picker") == slug
+              and st.session_state.get("source", "").strip()
+              and st.session_state["source"] != kernels.get(slug).source())
+    use_draft = bool(edited) and st.checkbox("Use my edited text from the Explorer", value=True, key="bench-draft")
+    source = st.session_state["source"] if use_draft else None
+    if use_draft:
+        info = bench_view.static_info(source, f"{slug}.py") or info
+with right:
+    sweep = st.toggle("Sweep every size", key="bench-sweep",
+                      help=f"{len(info.sizes)} sizes: {', '.join(f'{s:,}' for s in info.sizes)}")
+    size = st.select_slider(info.size_name, options=list(info.sizes), value=info.size,
+                            key=f"bench-size-{slug}", format_func=lambda s: f"{s:,}", disabled=sweep)
+    names = list(info.providers())
+    chosen = st.multiselect("Timed beside Triton", names[1:], default=names[1:], key=f"bench-providers-{slug}")
+    device = 0
+    if len(gpus) > 1:
+        device = st.selectbox("GPU", [g["index"] for g in gpus], key="bench-gpu",
+                              format_func=lambda i: f"{i}: {gpus[i]['name']}")
+run_clicked = st.button("Check and time" if gpus else "Check (no timing without a GPU)", type="primary",
+                        key="bench-run")
+
+# ---- run -----------------------------------------------------------------------------------------
+if run_clicked:
+    request = BenchRequest(slug=slug, source=source, size=size, sweep=sweep, device=device,
+                           providers=tuple(chosen) if set(chosen) != set(names[1:]) else None)
+    bar = st.progress(0.0, text="Starting the benchmark worker…")
+
+    def on_progress(p: bench_worker.Progress) -> None:
+        bar.progress(min(max(p.fraction, 0.0), 1.0), text=p.message)
+
+    result = bench_worker.run_benchmark(request, on_progress)
+    bar.empty()
+    st.session_state["bench-result"] = result.to_json()
+    st.session_state["bench-result-size"] = size
+
+# ---- result --------------------------------------------------------------------------------------
+stored = st.session_state.get("bench-result")
+if stored is None:
+    st.info("Pick a kernel and a size, then press the button. A sweep times every size; each run "
+            "starts a fresh worker process and waits its turn if another benchmark holds this GPU.")
+else:
+    result = BenchResult.from_json(stored)
+    st.subheader(f"{kernels.get(result.slug).title if result.slug in benchable else result.slug}")
+    bench_view.render_result(result, st.session_state.get("bench-result-size", 0))
+
+# ---- reference results ---------------------------------------------------------------------------
+st.divider()
+st.subheader("Reference results")
+bench_view.render_reference(bench_view.reference_tables())

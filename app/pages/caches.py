@@ -1,0 +1,252 @@
+"""Kernels you did not write: browse Triton's caches and dump folders, and see what
+torch.compile generated for a small PyTorch function. Any kernel opens in the stage viewer
+with the insight panels, read from the cache's files (nothing is compiled again).
+
+Top to bottom: where the kernels come from (a cache folder, or torch.compile), the list,
+and the opened kernel: its card, stage panels, and what they mean.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import streamlit as st
+
+from app import panels, services
+from inspectors import cache, inductor, settings as settings_mod, stages, targets
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "inductor_cache"            # made on an H100, see below
+GPU_SUMMARY = ROOT / "benchmarks" / "results" / "gpu_torch_compile.json"
+PAGE_SIZE = 50
+OTHER = "Another folder…"
+
+settings = settings_mod.load()
+
+
+# ---- thin cached wrappers (logic lives in inspectors.cache / inspectors.inductor) -------------
+@st.cache_data(show_spinner="Listing kernels…", max_entries=16)
+def _scan(root: str, root_mtime: float) -> cache.ScanResult:
+    return cache.scan(root)
+
+
+@st.cache_data(show_spinner="Reading the kernel's files…", max_entries=32)
+def _open(path: str, mtime: float, roots: tuple[str, ...]) -> cache.OpenedKernel:
+    return cache.load(path, [Path(r) for r in roots])
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _collect(inductor_dir: str, mtime: float) -> tuple[inductor.InductorKernel, ...]:
+    return inductor.collect(Path(inductor_dir))
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _source_roots() -> tuple[str, ...]:
+    """Where a bare file name in a TTIR (`vector_add.py`, from Triton Lens's own cache) may be."""
+    return (str(ROOT / "kernels"), str(settings.workspace_dir))
+
+
+def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
+    """In a subprocess of its own (the user's function never runs in the server)."""
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    out = settings.triton_cache_dir.parent / "torch_compile" / digest
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "fn.py").write_text(source, encoding="utf-8")
+    try:
+        proc = subprocess.run([sys.executable, "-m", "inspectors.inductor", str(out / "fn.py"), "--out", str(out)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return inductor.InductorRun(function="fn.py", error={"kind": "timeout", "message":
+                                    f"torch.compile took longer than {timeout:g} s and was stopped", "detail": ""})
+    try:
+        return inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        return inductor.InductorRun(function="fn.py", error={"kind": "crash", "message":
+                                    f"the torch.compile process ended with status {proc.returncode}",
+                                    "detail": proc.stderr[-8000:]})
+
+
+# ---- the kernel viewer, shared by both modes ---------------------------------------------------
+def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
+    kernel, entry = opened.kernel, opened.entry
+    md, opts = kernel.metadata, kernel.options
+    when = datetime.fromtimestamp(entry.mtime).strftime("%Y-%m-%d %H:%M") if entry.mtime else "?"
+    st.markdown(f"**{kernel.name}** for `{kernel.target}` ({targets.parse(kernel.target).label}) · "
+                f"num_warps={opts.get('num_warps')} · num_stages={opts.get('num_stages')} · "
+                f"shared memory {md.get('shared', 0)} B · compiled {when}"
+                + (f" · Triton {entry.triton_version}" if entry.triton_version else ""))
+    st.caption(f"Folder `{entry.path}` · " + (" · ".join(a.describe() for a in kernel.args) or "no arguments read"))
+    if opened.source_path:
+        st.caption(f"Python source: `{opened.source_path}` (read from disk now)")
+    for note in opened.notes:
+        st.info(note)
+    backend = targets.parse(kernel.target).backend
+    available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names()]
+    if not available:
+        st.error("This folder has no stage the viewer can show.")
+        return
+    machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
+    default = [n for n in ("source", "ttgir", machine) if n in kernel.stage_names()] or [available[0].name]
+    chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
+                            key=f"{key}-stages-{backend}", format_func=lambda n: stages.get(n).label,
+                            max_selections=3)
+    insight = services.insight(kernel, chosen, opened.filename)
+    smap = insight.source_map
+    mapped = sorted(smap.python_to_stage())
+    source_lines = kernel.stages.get("source", "").splitlines()
+    selected_py = st.selectbox(
+        "Follow a Python line (or click any line in a panel)", [None] + mapped, key=f"{key}-follow",
+        format_func=lambda n: "—" if n is None else (
+            f"{n}: {source_lines[n - 1].strip()[:90]}" if n <= len(source_lines) else f"line {n} of {opened.filename}"))
+    for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
+        with column:
+            py_lines = ({n: n for n in mapped} if name == "source"
+                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
+            panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
+    panels.render_insight(insight, kernel, source_lines)
+
+
+# ---- page --------------------------------------------------------------------------------------
+st.title("Kernels from caches and torch.compile")
+st.caption("Open kernels that Triton already compiled — your Triton cache, a `TRITON_KERNEL_DUMP` folder, a cache "
+           "copied from another machine, or what torch.compile generated — in the stage viewer. Nothing is "
+           "compiled again: every stage comes from the cache's files.")
+mode = st.radio("Kernels from", ["Cache browser", "torch.compile"], horizontal=True, key="caches_mode")
+
+opened: cache.OpenedKernel | None = None
+
+if mode == "Cache browser":
+    locations = cache.default_locations(settings.triton_cache_dir)
+    if FIXTURE.is_dir():
+        locations.append(("torch.compile cache from an H100 (fixture)", FIXTURE / "triton" / "0"))
+    labels = [f"{label} — {path}" for label, path in locations] + [OTHER]
+    pick = st.selectbox("Folder", labels, key="cache_location")
+    if pick == OTHER:
+        typed = st.text_input("Folder path", key="cache_folder",
+                              placeholder="~/.triton/cache, /tmp/torchinductor_me/triton/0, a TRITON_DUMP_DIR, a copy")
+        root = Path(typed).expanduser() if typed.strip() else None
+    else:
+        root = locations[labels.index(pick)][1]
+    if root is None:
+        st.info("Type the path of a Triton cache, a dump folder, a torch.compile cache, or one kernel's folder.")
+    elif not root.is_dir():
+        st.error(f"{root} is not a folder on this machine.")
+    else:
+        result = _scan(str(root), _mtime(root))
+        if result.error:
+            st.error(result.error)
+        query = st.text_input("Search", key="cache_query", placeholder="kernel name, target, hash, 'partial'…")
+        entries = [e for e in result.entries if e.matches(query)]
+        bad = sum(e.status != "ok" for e in entries)
+        st.caption(f"{len(result.entries)} kernels in `{root}` (listed in {result.seconds * 1000:.0f} ms)"
+                   + (f", {result.skipped} other folders skipped" if result.skipped else "")
+                   + (f"; {len(entries)} match" if query else "")
+                   + (f"; {bad} incomplete or broken" if bad else ""))
+        if entries:
+            pages = (len(entries) + PAGE_SIZE - 1) // PAGE_SIZE
+            page = st.number_input(f"Page (of {pages}, {PAGE_SIZE} a page)", min_value=1, max_value=pages,
+                                   value=1, key="cache_page") if pages > 1 else 1
+            shown = entries[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+            st.dataframe([{"kernel": e.name or "?", "target": e.target or "?", "warps": e.num_warps,
+                           "stages": e.num_stages, "compiled": datetime.fromtimestamp(e.mtime).strftime("%Y-%m-%d %H:%M")
+                           if e.mtime else "", "size": f"{e.size / 1024:.0f} KiB",
+                           "status": e.status if e.status == "ok" else f"{e.status}: {e.problem}",
+                           "kind": e.kind, "folder": e.key} for e in shown], hide_index=True, width="stretch")
+            options = [None] + [e.path for e in shown]
+            by_path = {e.path: e for e in shown}
+            chosen_path = st.selectbox(
+                "Open a kernel", options, key="cache_pick",
+                format_func=lambda p: "—" if p is None else
+                f"{by_path[p].name or '?'} · {by_path[p].target or '?'} · {by_path[p].key[:12]}"
+                + ("" if by_path[p].status == "ok" else f" · {by_path[p].status}"))
+            if chosen_path:
+                entry = by_path[chosen_path]
+                try:
+                    opened = _open(chosen_path, entry.mtime, _source_roots())
+                except (OSError, ValueError) as e:
+                    st.error(f"Cannot open {entry.key}: {e}")
+        elif not result.error:
+            st.info("No kernels here" + (" match the search." if query else "."))
+
+else:
+    gpu = inductor.gpu_probe()
+    if not gpu:
+        st.warning("**No GPU on this machine.** torch.compile mode needs an NVIDIA GPU: Inductor writes Triton "
+                   "kernels only for GPU tensors (on the CPU it writes C++). You can still open caches copied from "
+                   "a GPU machine — below, the one `benchmarks/gpu_torch_compile.py` made on an H100 from these "
+                   "same examples, or any folder in the cache browser.")
+    example = st.selectbox("Example", list(inductor.EXAMPLES), key="tc_example",
+                           format_func=lambda n: n.replace("_", " "))
+    if st.session_state.get("tc_loaded") != example:
+        st.session_state["tc_loaded"] = example
+        st.session_state["tc_source"] = inductor.EXAMPLES[example]
+    st.text_area("PyTorch function file: fn(...) and example_inputs() (tensors made without a device)",
+                 key="tc_source", height=260)
+    run_clicked = st.button("Run torch.compile", type="primary", key="tc_run", disabled=not gpu,
+                            help=None if gpu else "needs an NVIDIA GPU")
+    if run_clicked:
+        with st.status("torch.compile in a worker process…", expanded=False) as status:
+            run = _run_torch_compile(st.session_state["tc_source"], max(120.0, 2 * settings.compile_timeout_s))
+            status.update(label="Compiled" if run.ok else "torch.compile failed",
+                          state="complete" if run.ok else "error")
+        st.session_state["tc_run_result"] = run
+    run = st.session_state.get("tc_run_result")
+    if run is not None and not run.ok:
+        st.error(f"{run.error['kind']}: {run.error['message']}")
+        if run.error.get("detail"):
+            with st.expander("Details"):
+                st.code(run.error["detail"], language=None)
+    if run is not None and run.ok:
+        kernels = run.kernels
+        inductor_dir = Path(run.inductor_dir)
+        st.success(f"{len(kernels)} Triton kernel(s) on {run.gpu} · max |compiled − eager| = {run.max_abs_diff:.2e}"
+                   + (f" · eager {run.eager_ms:.3f} ms, compiled {run.compiled_ms:.3f} ms" if run.compiled_ms else ""))
+    else:
+        inductor_dir = FIXTURE
+        kernels = _collect(str(FIXTURE), _mtime(FIXTURE)) if FIXTURE.is_dir() else ()
+        if GPU_SUMMARY.exists():
+            summary = json.loads(GPU_SUMMARY.read_text())
+            rows = [{"example": name, "kernels": ", ".join(k["name"] for k in r.get("kernels", ())),
+                     "eager ms": r.get("eager_ms"), "compiled ms": r.get("compiled_ms"),
+                     "max |compiled − eager|": r.get("max_abs_diff")}
+                    for name, r in summary.get("examples", {}).items()]
+            st.markdown(f"**From a GPU machine:** {summary.get('gpu')}, torch {summary.get('torch')}, "
+                        f"Triton {summary.get('triton')} (`{GPU_SUMMARY.relative_to(ROOT)}`)")
+            st.dataframe(rows, hide_index=True, width="stretch")
+    if kernels:
+        st.dataframe([{"kernel": k.name, "kind": k.category, "fuses (FX nodes)": k.fused_ops,
+                       "ATen ops": ", ".join(k.aten_ops), "configs compiled": len(k.cache_entries),
+                       "loads": k.meta.get("num_load"), "stores": k.meta.get("num_store"),
+                       "reductions": k.meta.get("num_reduction")} for k in kernels],
+                      hide_index=True, width="stretch")
+        choices = [None] + [(k.name, e) for k in kernels for e in k.cache_entries]
+        pick = st.selectbox("Open a kernel", range(len(choices)), key="tc_pick",
+                            format_func=lambda i: "—" if i == 0 else
+                            f"{choices[i][0]} · config {Path(choices[i][1]).name[:12]}")
+        if pick:
+            path = Path(choices[pick][1])
+            try:
+                opened = _open(str(path), _mtime(path), (str(inductor_dir),))
+            except (OSError, ValueError) as e:
+                st.error(f"Cannot open {path}: {e}")
+    bench = ROOT / "app" / "pages" / "benchmark.py"
+    if bench.exists():
+        try:
+            st.page_link("pages/benchmark.py", label="Time compiled vs eager in the benchmark page", icon="⏱")
+        except Exception:  # noqa: BLE001 - the page may not be registered yet
+            st.caption("Compiled vs eager timing: see the benchmark page.")
+
+if opened is not None:
+    st.divider()
+    render_kernel(opened, "cache" if mode == "Cache browser" else "tc")

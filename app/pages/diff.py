@@ -1,0 +1,202 @@
+"""The Compare page: two compiles side by side. Either any two from the history (the
+explorer's "Compare with previous" lands here with the last two picked), or one kernel
+compiled with two option sets (BLOCK 512 vs 1024, num_warps 4 vs 8, sm_80 vs sm_90).
+
+Top to bottom: what to compare, the launch, the delta table (its headline first:
+"loads v1 → v4, registers 26 → 18"), then one stage's diff with noise ignored or not.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import diffview, panels, services, session
+from inspectors import diff, history, stages, targets
+from inspectors.result import CompileRequest
+from inspectors.workspace import WorkspaceError
+import kernels
+
+WARPS = [None, 1, 2, 4, 8, 16, 32]
+STAGE_COUNTS = [None, 1, 2, 3, 4, 5]
+EXPLORER = "explorer"
+
+st.html(diffview.diff_css())
+st.title("Compare")
+
+if "cmp-mode" not in st.session_state or st.session_state.get("compare_pick"):
+    st.session_state["cmp-mode"] = "history"
+mode = st.segmented_control("What to compare", ["history", "options"], key="cmp-mode",
+                            format_func={"history": "Two compiles from the history",
+                                         "options": "One kernel, two option sets"}.get) or "history"
+
+
+def _swap():
+    st.session_state["cmp-a"], st.session_state["cmp-b"] = st.session_state["cmp-b"], st.session_state["cmp-a"]
+
+
+def _from_history():
+    infos = session.all_infos()
+    if len(infos) < 2:
+        st.info("Nothing to compare yet: compile in the **Explorer**, change something (the kernel, "
+                "a constexpr, num_warps, the target), compile again, then press **Compare with previous** — "
+                "or compare two option sets of one kernel here.")
+        return None
+    ids = [i.id for i in reversed(infos)]            # newest first
+    numbers = {i.id: n for n, i in enumerate(infos, 1)}
+    by_id = {i.id: i for i in infos}
+    pick = st.session_state.pop("compare_pick", None)
+    if pick and all(p in by_id for p in pick):
+        st.session_state["cmp-a"], st.session_state["cmp-b"] = pick
+    if st.session_state.get("cmp-a") not in by_id:
+        st.session_state["cmp-a"] = ids[1]
+    if st.session_state.get("cmp-b") not in by_id:
+        st.session_state["cmp-b"] = ids[0]
+    def fmt(rid: str) -> str:
+        info = by_id[rid]
+        short = diff.Figures.from_json(info.figures).short() if info.figures else ""
+        return f"#{numbers[rid]} · {info.label()}" + (f" · {short}" if short else "")
+
+    c1, c2, c3 = st.columns([10, 10, 1], vertical_alignment="bottom")
+    a = c1.selectbox("A (before)", ids, key="cmp-a", format_func=fmt)
+    b = c2.selectbox("B (after)", ids, key="cmp-b", format_func=fmt)
+    c3.button("⇄", key="cmp-swap", on_click=_swap, help="Swap A and B")
+    rec_a, rec_b = session.load(a), session.load(b)
+    if rec_a is None or rec_b is None:
+        st.error("That compile is no longer in the history.")
+        return None
+    return rec_a, rec_b
+
+
+def _source_choices() -> list[str]:
+    ws = session.workspace()
+    return [EXPLORER] + [k.slug for k in kernels.LIBRARY] + ["ws:" + n for n in ws.names()]
+
+
+def _source_label(choice: str) -> str:
+    if choice == EXPLORER:
+        return "The kernel in the Explorer's editor"
+    if choice.startswith("ws:"):
+        return f"📄 {choice[3:]}"
+    return kernels.get(choice).title
+
+
+def _source_of(choice: str) -> tuple[str, str]:
+    """(text, file name) of a source choice."""
+    if choice == EXPLORER:
+        entry = st.session_state.get("editing") or st.session_state.get("picker") or kernels.LIBRARY[0].slug
+        text = st.session_state.get("source") or kernels.get(kernels.LIBRARY[0].slug).source()
+        name = entry[3:] if entry.startswith("ws:") else f"{entry}.py"
+        return text, name
+    if choice.startswith("ws:"):
+        return session.workspace().read(choice[3:]), choice[3:]
+    return kernels.get(choice).source(), f"{choice}.py"
+
+
+def _option_set(side: str, column) -> None:
+    target_keys = list(targets.KNOWN)
+    if f"opt-{side}-target" not in st.session_state:
+        st.session_state[f"opt-{side}-target"] = st.session_state.get("target", target_keys[0])
+    with column:
+        st.markdown(f"**{side.upper()}**")
+        st.selectbox("Target GPU", target_keys, key=f"opt-{side}-target", format_func=lambda k: targets.parse(k).label)
+        st.selectbox("num_warps", WARPS, key=f"opt-{side}-warps",
+                     format_func=lambda v: "as the launcher says" if v is None else str(v))
+        st.selectbox("num_stages", STAGE_COUNTS, key=f"opt-{side}-stages",
+                     format_func=lambda v: "as the launcher says" if v is None else str(v))
+        st.text_input("constexpr overrides", key=f"opt-{side}-constexprs", placeholder="BLOCK_SIZE=512")
+
+
+def _from_options():
+    choices = _source_choices()
+    if st.session_state.get("opt-src") not in choices:
+        st.session_state["opt-src"] = EXPLORER
+    st.selectbox("Kernel", choices, key="opt-src", format_func=_source_label)
+    ca, cb = st.columns(2)
+    _option_set("a", ca)
+    _option_set("b", cb)
+    if st.button("Build A and B", type="primary", key="opt-build"):
+        try:
+            text, filename = _source_of(st.session_state["opt-src"])
+        except (WorkspaceError, OSError) as e:
+            st.error(str(e))
+            return None
+        pair = []
+        for side in ("a", "b"):
+            try:
+                constexprs = panels.parse_overrides(st.session_state[f"opt-{side}-constexprs"])
+            except ValueError as e:
+                st.error(f"{side.upper()}: constexpr overrides: {e}")
+                return None
+            request = CompileRequest(source=text, filename=filename, target=st.session_state[f"opt-{side}-target"],
+                                     num_warps=st.session_state[f"opt-{side}-warps"],
+                                     num_stages=st.session_state[f"opt-{side}-stages"],
+                                     constexprs=constexprs, sass=False)
+            with st.spinner(f"Compiling {side.upper()}…"):
+                result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
+            if not result.ok:
+                st.error(f"{side.upper()}: {result.error.headline()}")
+                return None
+            pair.append(history.new_record(filename, request, result, {}))
+        st.session_state["opt-pair"] = tuple(pair)
+    return st.session_state.get("opt-pair")
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _diff_html(stage: str, a: str, b: str, ignore_noise: bool, context: int | None,
+               a_label: str, b_label: str) -> tuple[str, str, str]:
+    d = diff.diff_stage(stage, a, b, ignore_noise)
+    return diffview.legend_html(d), diffview.render_diff_html(d, a, b, context, a_label, b_label), d.summary()
+
+
+def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
+    ka_all, kb_all = rec_a.result.kernels, rec_b.result.kernels
+    n = min(len(ka_all), len(kb_all))
+    if n == 0:
+        st.warning("One of the two compiles has no kernels.")
+        return
+    if len(ka_all) != len(kb_all):
+        st.caption(f"A has {len(ka_all)} launches, B has {len(kb_all)}: launch i is compared with launch i.")
+    if max(len(ka_all), len(kb_all)) > 1:
+        if st.session_state.get("cmp-launch", 0) >= n:
+            st.session_state["cmp-launch"] = 0
+        i = st.selectbox("Launch", range(n), key="cmp-launch",
+                         format_func=lambda i: f"{i + 1}. {ka_all[i].label} — " + ", ".join(
+                             a.describe() for a in ka_all[i].args if a.type != "constexpr")[:140])
+    else:
+        i = 0
+    ka, kb = ka_all[i], kb_all[i]
+    with_sass = ["sass"] if ka.cubin and kb.cubin else []
+    ia = services.insight(ka, list(ka.stages) + with_sass, rec_a.request.filename)
+    ib = services.insight(kb, list(kb.stages) + with_sass, rec_b.request.filename)
+    table = diff.delta_table(diff.figures(ka, ia), diff.figures(kb, ib))
+
+    st.subheader(table.headline)
+    only = st.toggle("Only what changed", value=True, key="cmp-only-changed")
+    rows = [r for r in table.rows if r.changed or not only or r.group == "launch" and r.metric == "kernel"]
+    st.dataframe([{"": "●" if r.changed else "", "group": r.group, "metric": r.metric,
+                   "A": "n/a" if r.a is None else str(r.a), "B": "n/a" if r.b is None else str(r.b),
+                   "change": r.change} for r in rows], hide_index=True, width="stretch", key="cmp-delta",
+                 column_config={"": st.column_config.TextColumn(width=24),
+                                "group": st.column_config.TextColumn(width="small")})
+
+    common = [s.name for s in sorted(stages.STAGES, key=lambda s: s.order)
+              if s.name in ka.stage_names() and s.name in kb.stage_names()]
+    if st.session_state.get("cmp-stage") not in common:
+        st.session_state["cmp-stage"] = next((s for s in ("ptx", "amdgcn") if s in common), common[-1])
+    c1, c2, c3 = st.columns([6, 2, 2], vertical_alignment="bottom")
+    stage = c1.segmented_control("Stage", common, key="cmp-stage", format_func=lambda s: stages.get(s).label) \
+        or common[-1]
+    noise = c2.toggle("Ignore noise", value=True, key="cmp-noise",
+                      help="Register and SSA value numbers (%r12 → %r14, %offs_3), .loc lines and #loc ids, "
+                           "label numbers, hashes and SASS addresses do not count as changes.")
+    all_lines = c3.toggle("Show all lines", value=False, key="cmp-all")
+    ta, tb = services.stage_text(ka, stage), services.stage_text(kb, stage)
+    label = lambda side, rec: f"{side} · {rec.info.label()}"
+    legend, body, summary = _diff_html(stage, ta, tb, noise, None if all_lines else 3,
+                                       label("A", rec_a), label("B", rec_b))
+    st.html(legend)
+    st.html(body)
+
+
+pair = _from_history() if mode == "history" else _from_options()
+if pair:
+    _show(*pair)

@@ -1,0 +1,157 @@
+"""The pass pipeline: compile a kernel with the compiler's dumps on and see the IR after
+every MLIR and LLVM pass, which passes changed it, and what each one changed.
+
+Top to bottom: the kernel and target, a summary by IR level, the list of passes, and the
+diff between the IR before and after the pass picked.
+"""
+from __future__ import annotations
+
+import html
+
+import streamlit as st
+
+from app import services
+from inspectors import passes, settings as settings_mod, targets
+from inspectors.result import CompileRequest
+import kernels
+
+try:                              # the shared diff view (app/diffview.py, inspectors/diff.py)
+    from app import diffview
+    from inspectors import diff as diff_mod
+except ImportError:               # not there: a plain side-by-side of our own below
+    diffview = diff_mod = None
+
+settings = settings_mod.load()
+CHANGED_MARK = {True: "changed", False: "–", None: "?"}
+# Lexer/noise rules for each IR the passes rewrite (machine IR reads best as LLVM IR).
+DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir": "llir", "mir": "llir"}
+
+
+def _on_kernel():
+    st.session_state["passes_source"] = kernels.get(st.session_state["passes_kernel"]).source()
+    st.session_state.pop("passes_result", None)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _diff_html(stage: str, before: str, after: str, ignore_noise: bool, a_label: str, b_label: str
+               ) -> tuple[str, str]:
+    if diffview is not None:
+        d = diff_mod.diff_stage(stage, before, after, ignore_noise)
+        return diffview.legend_html(d), diffview.render_diff_html(d, before, after, 3, a_label, b_label)
+    return "", _plain_diff_html(passes.diff_rows(before, after), a_label, b_label)
+
+
+def _plain_diff_html(rows, a_label: str, b_label: str) -> str:
+    """Fallback side-by-side (only when the shared diff view is missing): changed rows and
+    3 rows of context, every text escaped."""
+    keep = {i for i, r in enumerate(rows) if r.kind != "equal" for i in range(i - 3, i + 4)}
+    colour = {"change": "#fdf1d6", "add": "#d2f1db", "remove": "#fbd9d9", "equal": "transparent"}
+    body = "".join(
+        f'<tr style="background:{colour[r.kind]}"><td>{r.a or ""}</td><td>{html.escape(r.a_text)}</td>'
+        f'<td>{r.b or ""}</td><td>{html.escape(r.b_text)}</td></tr>'
+        for i, r in enumerate(rows) if i in keep)
+    return (f'<div class="tlens-diff" style="max-height:720px;overflow:auto;font-family:monospace;font-size:12px">'
+            f'<table><tr><th colspan=2>{html.escape(a_label)}</th><th colspan=2>{html.escape(b_label)}</th></tr>'
+            f'{body}</table></div>')
+
+
+# ---- sidebar: what to compile ----------------------------------------------------------------
+with st.sidebar:
+    st.title("Pass pipeline")
+    slugs = [k.slug for k in kernels.LIBRARY]
+    st.selectbox("Kernel", slugs, key="passes_kernel", format_func=lambda s: kernels.get(s).title,
+                 on_change=_on_kernel)
+    if "passes_source" not in st.session_state:
+        _on_kernel()
+    target_keys = list(targets.KNOWN)
+    st.selectbox("Target GPU", target_keys, key="passes_target",
+                 index=target_keys.index(settings.default_target) if settings.default_target in target_keys else 0,
+                 format_func=lambda k: targets.parse(k).label)
+    run = st.button("Compile with pass dumps", type="primary", key="passes_compile", width="stretch")
+
+st.title("Pass pipeline")
+st.caption("The IR after every MLIR pass (TTIR → TTGIR → LLVM dialect) and every LLVM pass (optimizer, codegen "
+           "preparation, machine IR), from Triton's own dumps (`MLIR_ENABLE_DUMP=1`, `LLVM_IR_ENABLE_DUMP=1`, set "
+           "in the compile worker for this compile only). No GPU needed.")
+st.text_area("Kernel file", key="passes_source", height=200)
+
+if run:
+    request = CompileRequest(source=st.session_state["passes_source"],
+                             filename=f"{st.session_state['passes_kernel']}.py",
+                             target=st.session_state["passes_target"], sass=False, pass_dump=True,
+                             max_output_bytes=settings.max_output_bytes)
+    with st.status("Compiling with the pass dumps on…", expanded=False) as status:
+        result = services.compile_kernel(request, float(settings.compile_timeout_s))
+        status.update(label="Compiled" if result.ok else "Compile failed", state="complete" if result.ok else "error")
+    st.session_state["passes_result"] = result
+
+result = st.session_state.get("passes_result")
+if result is None:
+    st.info("Pick a kernel and press **Compile with pass dumps**.")
+    st.stop()
+if not result.ok:
+    st.error(result.error.headline())
+    if result.error.detail:
+        with st.expander("Details"):
+            st.code(result.error.detail, language=None)
+    st.stop()
+
+launches = result.kernels
+i = st.selectbox("Launch", range(len(launches)), key="passes_launch",
+                 format_func=lambda i: f"{i + 1}. {launches[i].label} — " + ", ".join(
+                     a.describe() for a in launches[i].args if a.type != "constexpr")[:140]) \
+    if len(launches) > 1 else 0
+kernel = launches[min(i, len(launches) - 1)]
+steps = kernel.passes
+if not steps:
+    st.warning("The compile printed no pass dumps (this Triton may not honour MLIR_ENABLE_DUMP).")
+    st.stop()
+
+summary = passes.summarize(steps)
+st.subheader(f"{summary.total} passes: {summary.changed} changed the IR, {summary.unchanged} left it as it was"
+             + (f", {summary.unknown} unknown" if summary.unknown else ""))
+st.caption(" · ".join(f"{passes.LEVELS.get(level, level)}: {n} passes, {c} changed"
+                      for level, (n, c) in summary.by_level.items())
+           + ". “?”: nothing of the same level to compare with (the first LLVM and machine-IR dumps), or the pass's "
+             "result was not dumped (the last MLIR pass: MLIR prints the IR *before* each pass).")
+
+c1, c2, c3 = st.columns([2, 3, 3])
+only = c1.toggle("Only passes that changed the IR", value=True, key="passes_only_changed")
+levels = c2.multiselect("IR levels", list(summary.by_level), default=list(summary.by_level), key="passes_levels",
+                        format_func=lambda lv: passes.LEVELS.get(lv, lv))
+query = c3.text_input("Search passes", key="passes_query", placeholder="Coalesce, InstCombine, isel…")
+shown = [s for s in steps if s.level in levels and (not only or s.changed is not False)
+         and (not query or query.lower() in s.label.lower())]
+st.dataframe([{"#": s.index, "level": passes.LEVELS.get(s.level, s.level), "IR": s.stage, "pass": s.name,
+               "flag": s.flag, "on": s.scope, "changed": CHANGED_MARK[s.changed], "lines after": s.lines or None}
+              for s in shown], hide_index=True, width="stretch", height=320)
+
+if not shown:
+    st.info("No pass matches.")
+    st.stop()
+first_change = next((k for k, s in enumerate(shown) if s.changed and passes.ir_before(steps, s.index)), 0)
+pick = st.selectbox("Pass", [s.index for s in shown], key="passes_pick", index=first_change,
+                    format_func=lambda n: f"#{n} {steps[n].label} · {steps[n].stage} · {CHANGED_MARK[steps[n].changed]}")
+step = steps[pick]
+before, after = passes.ir_before(steps, pick), passes.ir_after(steps, pick)
+st.markdown(f"**#{step.index} {step.label}** on `{step.scope}` ({passes.LEVELS.get(step.level, step.level)}, "
+            f"{step.stage})")
+if not after:
+    st.info("Its result is not in the dump: MLIR prints the IR before each pass, and after the last MLIR pass "
+            "comes the translation to LLVM IR.")
+elif not before:
+    st.info("The first dump of this IR level: nothing before it to compare with. Its IR is shown in full below.")
+else:
+    noise = st.toggle("Ignore renumbering noise", value=False, key="passes_noise",
+                      help="SSA value and register numbers, location aliases, labels do not count as changes.")
+    if diffview is not None:
+        st.html(diffview.diff_css())
+    legend, body = _diff_html(DIFF_STAGE.get(step.stage, "llir"), before, after, noise,
+                              f"before #{step.index}", f"after {step.name}")
+    if legend:
+        st.html(legend)
+    st.html(body)
+with st.expander(f"IR after #{step.index} ({after.count(chr(10))} lines)", expanded=not before and bool(after)):
+    st.download_button("⬇ Download", after, file_name=f"{kernel.name}.{step.index:03d}.{step.flag or 'pass'}.mlir"
+                       if step.level == "mlir" else f"{kernel.name}.{step.index:03d}.ll", key="passes_download")
+    st.code(after[:200_000], language=None)

@@ -1,0 +1,212 @@
+"""The benchmark worker: one process per benchmark run, JSON lines over a pipe.
+
+Timing takes seconds to minutes and a faulting kernel leaves its CUDA context unusable, so
+each run gets a fresh process (no warm worker as for compiles): a fault, a hang or a crash
+ends that process only, and the caller reports it and carries on.
+
+    -> one line on stdin: BenchRequest JSON
+    <- {"event": "progress", "fraction": 0.4, "message": "n = 16,777,216 (2^24): timing Triton"}
+    <- {"event": "row", "row": {...Row}}                 (each timed row, as it is timed)
+    <- {"event": "result", "result": {...BenchResult}}   (last)
+
+    python -m inspectors.bench_worker --probe    # prints {"gpus": [...], "torch", "triton"}
+
+The worker writes the protocol to a private copy of its stdout; fd 1 points at stderr, so a
+print() in the kernel file (or in torch.compile's workers) cannot corrupt it. Without a GPU it
+sets TRITON_INTERPRET=1 before Triton is imported and only checks correctness.
+
+`run_benchmark()` and `probe()` are the caller's side: they never import torch, so the
+Streamlit server can use them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import bench
+from .bench import BenchError, BenchRequest, BenchResult, Row
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+# -- the caller's side -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Progress:
+    fraction: float
+    message: str
+
+
+def _env() -> dict:
+    from . import settings as settings_mod
+    env = dict(os.environ)
+    settings = settings_mod.load()
+    env["TRITON_CACHE_DIR"] = str(settings.triton_cache_dir)
+    settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
+    env.setdefault("TLENS_WORKER_MEMORY_MB", str(settings.worker_memory_mb))
+    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
+    env.pop("TRITON_INTERPRET", None)                 # the worker decides: only where there is no GPU
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def _describe_exit(code) -> str:
+    if code is None:
+        return "no answer"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit status {code}"
+
+
+def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None] | None = None,
+                  timeout: float | None = None) -> BenchResult:
+    """Runs one benchmark in a fresh worker process and returns its result; never raises.
+    A worker that dies (a segfault, a fault that aborts) or runs past `timeout` is reported
+    as an error, with the rows it had timed before."""
+    timeout = bench.default_timeout_s() if timeout is None else timeout
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="tlens-bench-") as scratch, \
+            open(Path(scratch) / "stderr.txt", "w+", encoding="utf-8", errors="replace") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "inspectors.bench_worker", "--scratch", scratch],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
+                                env=_env(), text=True, encoding="utf-8", start_new_session=True)
+        lines: queue.Queue = queue.Queue()
+
+        def read():
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+        threading.Thread(target=read, daemon=True).start()
+        try:
+            proc.stdin.write(json.dumps(request.to_json()) + "\n")
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        rows: list[Row] = []
+        result = None
+        deadline = started + timeout
+        while True:
+            try:
+                line = lines.get(timeout=max(0.05, deadline - time.perf_counter()))
+            except queue.Empty:
+                _kill(proc)
+                return BenchResult(request.slug, "none", rows=tuple(rows), seconds=time.perf_counter() - started,
+                                   error=BenchError("timeout", f"the benchmark took longer than {timeout:g} s and "
+                                                    "was stopped (its worker process was killed)", _tail(stderr)))
+            if line is None:
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            event = msg.get("event")
+            if event == "progress" and on_progress:
+                on_progress(Progress(float(msg.get("fraction", 0.0)), str(msg.get("message", ""))))
+            elif event == "row":
+                rows.append(Row(**msg["row"]))
+            elif event == "result":
+                result = BenchResult.from_json(msg["result"])
+        code = proc.wait()
+        if result is None:
+            _kill(proc)
+            return BenchResult(request.slug, "none", rows=tuple(rows), seconds=time.perf_counter() - started,
+                               error=BenchError("crash", f"the benchmark worker died ({_describe_exit(code)}) before "
+                                                "answering; a kernel that faults can take its process down. "
+                                                "Nothing else was affected.", _tail(stderr)))
+        _kill(proc)      # torch.compile's helper processes, if any linger
+        return result
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _tail(f, limit: int = 8000) -> str:
+    try:
+        f.flush()
+        f.seek(0)
+        text = f.read()
+    except (OSError, ValueError):
+        return ""
+    return text[-limit:]
+
+
+def probe(timeout: float = 120) -> dict:
+    """What the worker sees: {"gpus": [{"index", "name"}], "torch", "triton", "cuda"}; or
+    {"gpus": [], "error": "..."} when the probe fails. Imports torch in a subprocess (~2 s)."""
+    try:
+        proc = subprocess.run([sys.executable, "-m", "inspectors.bench_worker", "--probe"], cwd=str(_REPO_ROOT),
+                              env=_env(), capture_output=True, text=True, timeout=timeout)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
+        return {"gpus": [], "error": f"{type(e).__name__}: {e}"}
+
+
+# -- the worker's side -----------------------------------------------------------------------------
+
+def _limit_memory() -> None:
+    """The compile worker's address-space cap, on machines without a GPU only (CUDA maps
+    huge virtual ranges)."""
+    import resource
+    mb = int(os.environ.get("TLENS_WORKER_MEMORY_MB", "8192"))
+    if mb > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (mb * 2**20, mb * 2**20))
+
+
+def _probe_main(out) -> None:
+    import torch
+    gpus = []
+    if torch.cuda.is_available():
+        gpus = [{"index": i, "name": torch.cuda.get_device_name(i)} for i in range(torch.cuda.device_count())]
+    import triton
+    out.write(json.dumps({"gpus": gpus, "torch": torch.__version__, "triton": triton.__version__,
+                          "cuda": str(torch.version.cuda)}) + "\n")
+    out.flush()
+
+
+def main(argv: list[str]) -> None:
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)            # user prints, torch.compile's chatter: to stderr, never the protocol
+    if "--probe" in argv:
+        _probe_main(proto)
+        return
+    scratch = Path(argv[argv.index("--scratch") + 1]) if "--scratch" in argv else Path(tempfile.mkdtemp())
+
+    def emit(msg: dict) -> None:
+        proto.write(json.dumps(msg) + "\n")
+        proto.flush()
+
+    import faulthandler
+    faulthandler.enable()    # a segfault (an out-of-bounds store on the interpreter) leaves its traceback
+    request = BenchRequest.from_json(json.loads(sys.stdin.readline()))
+    import torch   # noqa: F401 - before triton: decides whether this run may time at all
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"     # read by @triton.jit when the kernel file is imported
+        _limit_memory()
+    result = bench.run(request, emit, scratch)
+    emit({"event": "result", "result": result.to_json()})
+    proto.close()
+    # A faulted CUDA context can hang interpreter shutdown: leave at once.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,491 @@
+"""Compare two compiles: each stage's text side by side, and a table of what changed in
+the figures that matter (vector widths, registers, spills, shared memory, counts).
+
+Pure functions from text (and `insight.Insight`) to frozen dataclasses; the app renders
+them, the CLI prints them.
+
+    d = diff_stage("ptx", before, after)                 # noise ignored by default
+    d.changed, d.added, d.removed, d.rows[0].kind        # 'equal' | 'change' | 'add' | 'remove'
+    t = delta_table(figures(k_a, insight_a), figures(k_b, insight_b))
+    t.headline                                           # 'loads v1 → v4, registers 10 → 18'
+
+"Noise" is what changes when nothing the kernel does changes: register and SSA value
+numbers, debug line directives and location aliases, label numbers, hashes, SASS
+addresses. With `ignore_noise`, lines are compared after `normalize_line` (and lines that
+are all noise are left out), so renumbering `%r12` to `%r14` throughout makes no diff.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from .insight import Insight
+from .result import KernelResult
+
+# ---------------------------------------------------------------------------- noise rules
+
+# Lines that are all noise, per stage family; each regex quotes what it drops.
+_DROP = {
+    # `	.loc	1 27 9                          // vector_add.py:27:9`, `	.file	1 "vector_add.py"`,
+    # `$L__tmp3:` / `$L__func_begin0:` (debug labels); AMDGCN's `; %bb.3:` comment lines too
+    "ptx": re.compile(r"^\s*(?:\.loc\b|\.file\b|\$L__(?:tmp|func_begin|func_end|info_string)\d*:)"),
+    "amdgcn": re.compile(r"^\s*(?:\.loc\b|\.file\b|\.Ltmp\d+:|\.Lfunc_end\d+:|;)"),
+    # `	//## File "vector_add.py", line 27` (nvdisasm -g line info)
+    "sass": re.compile(r"^\s*//##"),
+    # `#loc23 = loc("x"(#loc7))`
+    "mlir": re.compile(r"^\s*#loc\d*\s*=\s*loc\("),
+    # `!21 = !DILocation(line: 27, column: 9, scope: !4)` (metadata definitions)
+    "llir": re.compile(r"^\s*!\d+\s*=|^\s*!llvm\.(?:dbg|module)"),
+}
+_FAMILY = {"ttir": "mlir", "ttgir": "mlir", "llir": "llir", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
+
+# PTX DWARF data after `	.section	.debug_abbrev` (`.b8 116 // DW_AT_producer`): all noise.
+_PTX_DEBUG_SECTION_RE = re.compile(r"^\s*\.section\s+\.debug_")
+
+# Substitutions per family, in order: (pattern, replacement). Each quotes what it rewrites.
+_HASH = (re.compile(r"\b[0-9a-fA-F]{16,}\b"), "<hash>")           # cache keys, e.g. 5b2f6e0c9d4a1b7e…
+_SUBS = {
+    "ptx": (
+        (re.compile(r"%([a-z]+)\d+\b"), r"%\1#"),                     # %r12, %rd7, %p1 (not %ctaid.x)
+        (re.compile(r"%([a-z]+)<\d+>"), r"%\1<#>"),                    # .reg .b32 %r<33>;
+        (re.compile(r"(\$L__[A-Za-z_]+?)\d+(?:_\d+)?\b"), r"\1#"),    # $L__BB0_2
+        _HASH,
+    ),
+    "sass": (
+        (re.compile(r"/\*[0-9a-f]{4,}\*/"), "/*#*/"),                  # /*0180*/ instruction address
+        (re.compile(r"\b(U?R)\d+\b"), r"\1#"),                         # R16, UR4
+        (re.compile(r"\b(U?P)\d+\b"), r"\1#"),                         # P0, UP1 (not PT)
+        (re.compile(r"\.reuse\b"), ""),                                # R9.reuse: operand cache hint
+        (re.compile(r"\.L_x_\d+"), ".L_x_#"),                          # .L_x_1 branch labels
+        _HASH,
+    ),
+    "mlir": (
+        (re.compile(r"%\d+\b"), "%#"),                                 # %12
+        (re.compile(r"%([A-Za-z_][\w$.]*?)_\d+\b"), r"%\1"),           # %offsets_3 -> %offsets, %c0_i32_1
+        (re.compile(r"\^bb\d+"), "^bb#"),                              # ^bb1
+        (re.compile(r"#loc\d*"), "#loc"),                              # any stray alias
+        _HASH,
+    ),
+    "llir": (
+        (re.compile(r",\s*!dbg\s+!\d+"), ""),                          # , !dbg !20
+        (re.compile(r"%\d+\b"), "%#"),                                 # %12
+        (re.compile(r"^(\s*)\d+:"), r"\1#:"),                          # `5:` basic block label
+        (re.compile(r"!\d+\b"), "!#"),                                 # !dbg !4 on a define
+        (re.compile(r"#\d+\b"), "#"),                                  # attribute groups #0
+        _HASH,
+    ),
+    "amdgcn": (
+        (re.compile(r"\b([vs])\[\d+:\d+\]"), r"\1[#]"),                # v[2:5], s[8:11]
+        (re.compile(r"\b([vs])\d+\b"), r"\1#"),                        # v12, s4
+        (re.compile(r"\.LBB\d+_\d+"), ".LBB#"),                        # .LBB0_2
+        (re.compile(r";.*$"), ""),                                     # trailing assembler comments
+        _HASH,
+    ),
+}
+# `loc(...)` anywhere in an MLIR line, nested parentheses included: loc("x"(#loc7))
+_MLIR_LOC_RE = re.compile(r"\s*\bloc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_SPACE_RE = re.compile(r"[ \t]+")
+
+
+def is_noise_line(stage: str, line: str) -> bool:
+    """True for lines that say nothing about what the kernel does, e.g. PTX
+    `\t.loc\t1 27 9 // vector_add.py:27:9` or TTGIR `#loc23 = loc("x"(#loc7))`."""
+    family = _FAMILY.get(stage)
+    drop = _DROP.get(family) if family else None
+    return bool(drop and drop.match(line)) or not line.strip()
+
+
+def normalize_line(stage: str, line: str) -> str:
+    """The line as compared with noise ignored, e.g. PTX
+    `@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];` ->
+    `@%p# ld.global.v4.b32 { %r#, %r#, %r#, %r# }, [ %rd# + 0 ];`."""
+    family = _FAMILY.get(stage)
+    if family == "mlir":
+        line = _MLIR_LOC_RE.sub("", line)
+    for pattern, repl in _SUBS.get(family, ()):
+        line = pattern.sub(repl, line)
+    return _SPACE_RE.sub(" ", line).strip()
+
+
+def normalize(stage: str, text: str) -> tuple[tuple[int, str], ...]:
+    """Lines kept for comparison with noise ignored: (1-based line, normalized text).
+    Blank lines, noise lines, and the PTX's DWARF sections are left out."""
+    kept = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if stage == "ptx" and _PTX_DEBUG_SECTION_RE.match(line):
+            break
+        if is_noise_line(stage, line):
+            continue
+        norm = normalize_line(stage, line)
+        if norm:
+            kept.append((n, norm))
+    return tuple(kept)
+
+
+# ---------------------------------------------------------------------------- aligned diff
+
+@dataclass(frozen=True)
+class DiffRow:
+    """One row of the side-by-side view. `a`/`b` are 1-based lines of each text, None on
+    the side that has no line (an added or removed line)."""
+    kind: str                  # equal | change | add | remove
+    a: int | None
+    b: int | None
+    a_text: str = ""
+    b_text: str = ""
+
+    @property
+    def noise_only(self) -> bool:
+        """An `equal` row whose raw texts differ: they differ only in noise."""
+        return self.kind == "equal" and self.a_text.strip() != self.b_text.strip()
+
+
+@dataclass(frozen=True)
+class StageDiff:
+    stage: str
+    rows: tuple[DiffRow, ...]
+    ignore_noise: bool
+    hidden_a: int = 0          # noise lines of each text left out of the rows
+    hidden_b: int = 0
+
+    @property
+    def changed(self) -> int:
+        return sum(r.kind == "change" for r in self.rows)
+
+    @property
+    def added(self) -> int:
+        return sum(r.kind == "add" for r in self.rows)
+
+    @property
+    def removed(self) -> int:
+        return sum(r.kind == "remove" for r in self.rows)
+
+    @property
+    def identical(self) -> bool:
+        return all(r.kind == "equal" for r in self.rows)
+
+    def summary(self) -> str:
+        """`3 changed, 20 added, 1 removed` or `no difference`."""
+        if self.identical:
+            return "no difference" + (" (noise ignored)" if self.ignore_noise else "")
+        return f"{self.changed} changed, {self.added} added, {self.removed} removed"
+
+    def to_json(self) -> dict:
+        return {"changed": self.changed, "added": self.added, "removed": self.removed,
+                "identical": self.identical, "ignore_noise": self.ignore_noise}
+
+
+# Pairing lines inside a replaced block costs O(n*m) ratios: above this, pair by position.
+_FANCY_LIMIT = 4000
+_PAIR_CUTOFF = 0.55
+
+
+def diff_stage(stage: str, a: str, b: str, ignore_noise: bool = True) -> StageDiff:
+    """Align two texts of one stage line by line. Lines of a replaced block are paired
+    with their most similar counterpart (so a scalar `ld.global.b32` sits next to the
+    `ld.global.v4.b32` that replaced it), the rest side by side in order."""
+    a_lines, b_lines = a.splitlines(), b.splitlines()
+    if ignore_noise:
+        ka, kb = normalize(stage, a), normalize(stage, b)
+    else:
+        ka = tuple((n, l.rstrip()) for n, l in enumerate(a_lines, 1))
+        kb = tuple((n, l.rstrip()) for n, l in enumerate(b_lines, 1))
+    keys_a, keys_b = [k for _, k in ka], [k for _, k in kb]
+    matcher = difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=len(keys_a) + len(keys_b) > 20000)
+    rows: list[DiffRow] = []
+
+    def row(kind: str, i: int | None, j: int | None) -> DiffRow:
+        na = ka[i][0] if i is not None else None
+        nb = kb[j][0] if j is not None else None
+        return DiffRow(kind, na, nb, a_lines[na - 1] if na else "", b_lines[nb - 1] if nb else "")
+
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            rows.extend(row("equal", i1 + k, j1 + k) for k in range(i2 - i1))
+        else:
+            for i, j in _pair_block(keys_a, keys_b, i1, i2, j1, j2):
+                rows.append(row("change" if i is not None and j is not None else
+                                "remove" if i is not None else "add", i, j))
+    return StageDiff(stage, tuple(rows), ignore_noise,
+                     len(a_lines) - len(ka), len(b_lines) - len(kb))
+
+
+def _pair_block(ka: list[str], kb: list[str], i1: int, i2: int, j1: int, j2: int):
+    """(i, j) pairs for a replaced block, in order; None on the side without a line.
+    Like difflib.Differ's fancy replace: the most similar pair anchors the block and both
+    halves are paired the same way; what cannot be anchored is zipped by position."""
+    if i1 >= i2 or j1 >= j2 or (i2 - i1) * (j2 - j1) > _FANCY_LIMIT:
+        yield from _zip_block(i1, i2, j1, j2)
+        return
+    best, bi, bj = _PAIR_CUTOFF, None, None
+    sm = difflib.SequenceMatcher(autojunk=False)
+    for j in range(j1, j2):
+        sm.set_seq2(kb[j])
+        for i in range(i1, i2):
+            sm.set_seq1(ka[i])
+            if sm.real_quick_ratio() > best and sm.quick_ratio() > best:
+                r = sm.ratio()
+                if r > best:
+                    best, bi, bj = r, i, j
+    if bi is None:
+        yield from _zip_block(i1, i2, j1, j2)
+        return
+    yield from _pair_block(ka, kb, i1, bi, j1, bj)
+    yield bi, bj
+    yield from _pair_block(ka, kb, bi + 1, i2, bj + 1, j2)
+
+
+def _zip_block(i1: int, i2: int, j1: int, j2: int):
+    n, m = i2 - i1, j2 - j1
+    for k in range(max(n, m)):
+        yield (i1 + k if k < n else None), (j1 + k if k < m else None)
+
+
+def inline_spans(a: str, b: str, stage: str | None = None
+                 ) -> tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, bool], ...]]:
+    """Both lines cut into (piece, differs) runs at word boundaries, for highlighting what
+    changed inside a changed line: `ld.global.b32` vs `ld.global.v4.b32` marks `v4.`.
+    With `stage`, words are compared with noise ignored (`%r5` and `%r26` are the same)."""
+    ta, tb = _WORD_RE.findall(a), _WORD_RE.findall(b)
+    key = (lambda w: normalize_line(stage, w) if w.strip() else " ") if stage else (lambda w: w)
+    sm = difflib.SequenceMatcher(None, [key(w) for w in ta], [key(w) for w in tb], autojunk=False)
+    out_a: list[tuple[str, bool]] = []
+    out_b: list[tuple[str, bool]] = []
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if i2 > i1:
+            out_a.append(("".join(ta[i1:i2]), tag != "equal"))
+        if j2 > j1:
+            out_b.append(("".join(tb[j1:j2]), tag != "equal"))
+    return tuple(out_a), tuple(out_b)
+
+
+# words, runs of spaces, and single punctuation: `@%p1 ld.global.v4.b32 {` ->
+# `@`, `%p1`, ` `, `ld`, `.`, `global`, `.`, `v4`, `.`, `b32`, ` `, `{`
+_WORD_RE = re.compile(r"\s+|%?\w+|.")
+
+
+# ---------------------------------------------------------------------------- figures, deltas
+
+@dataclass(frozen=True)
+class Figures:
+    """What one compiled kernel comes to, in the numbers worth comparing."""
+    name: str
+    target: str
+    num_warps: int | None
+    num_stages: int | None
+    constexprs: tuple[tuple[str, str], ...]         # the launch's constexpr values
+    loads: tuple[tuple[str, int], ...]              # global loads by width: (("v4.b32", 4),)
+    stores: tuple[tuple[str, int], ...]
+    atomics: int
+    shared_loads: int
+    shared_stores: int
+    registers: int | None                           # per thread, from the cubin (CUDA)
+    spills: int | None                              # spill-store bytes
+    shared_bytes: int                               # per block
+    occupancy: str | None                           # e.g. "48/64 warps"
+    instructions: tuple[tuple[str, int], ...]       # per stage
+    lines: tuple[tuple[str, int], ...]              # per stage
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "target": self.target, "num_warps": self.num_warps,
+                "num_stages": self.num_stages, "constexprs": dict(self.constexprs),
+                "loads": dict(self.loads), "stores": dict(self.stores), "atomics": self.atomics,
+                "shared_loads": self.shared_loads, "shared_stores": self.shared_stores,
+                "registers": self.registers, "spills": self.spills, "shared_bytes": self.shared_bytes,
+                "occupancy": self.occupancy, "instructions": dict(self.instructions), "lines": dict(self.lines)}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Figures":
+        d = dict(d)
+        for key in ("constexprs", "loads", "stores", "instructions", "lines"):
+            d[key] = tuple(d.get(key, {}).items())
+        return cls(**d)
+
+    def short(self) -> str:
+        """One line for a history list: `loads v4 · stores v4 · 18 registers`."""
+        parts = []
+        if self.loads:
+            parts.append("loads " + _widths(self.loads))
+        if self.stores:
+            parts.append("stores " + _widths(self.stores))
+        if self.registers is not None:
+            parts.append(f"{self.registers} registers")
+        if self.spills:
+            parts.append(f"{self.spills} B spilled")
+        return " · ".join(parts)
+
+
+def width_label(vector: int, bits: int) -> str:
+    """`v4.b32`: elements per instruction and bits per element."""
+    return f"v{vector}.b{bits}"
+
+
+def figures(kernel: KernelResult, insight: Insight) -> Figures:
+    """The comparable numbers of one kernel, from its insight (memory ops come from the
+    PTX, or AMDGCN for AMD targets; registers and spills from the cubin)."""
+    loads: dict[str, int] = {}
+    stores: dict[str, int] = {}
+    atomics = shared_loads = shared_stores = 0
+    for m in insight.memory_ops:
+        if m.kind == "atomic":
+            atomics += 1
+        elif m.space == "global":
+            table = loads if m.kind == "load" else stores
+            label = width_label(m.vector, m.bits)
+            table[label] = table.get(label, 0) + 1
+        elif m.space == "shared":
+            if m.kind == "load":
+                shared_loads += 1
+            else:
+                shared_stores += 1
+    r, occ = insight.resources, insight.occupancy
+    order = {name: i for i, name in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"))}
+    names = sorted(insight.summaries, key=lambda s: order.get(s, 99))
+    return Figures(
+        name=kernel.name, target=kernel.target,
+        num_warps=kernel.options.get("num_warps"), num_stages=kernel.options.get("num_stages"),
+        constexprs=tuple((a.name, str(a.value)) for a in kernel.args if a.type == "constexpr"),
+        loads=_by_width(loads), stores=_by_width(stores), atomics=atomics,
+        shared_loads=shared_loads, shared_stores=shared_stores,
+        registers=r.registers if r else None, spills=r.spills if r else None,
+        shared_bytes=r.shared_bytes if r else int(kernel.metadata.get("shared", 0) or 0),
+        occupancy=f"{occ.warps_per_sm}/{occ.max_warps_per_sm} warps" if occ else None,
+        instructions=tuple((s, insight.summaries[s].instructions) for s in names if s != "source"),
+        lines=tuple((s, insight.summaries[s].lines) for s in names),
+    )
+
+
+def _by_width(counts: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    def key(label: str):
+        v, b = label[1:].split(".b")
+        return int(v) * int(b), int(v)
+    return tuple(sorted(counts.items(), key=lambda kv: key(kv[0])))
+
+
+def _widths(counts) -> str:
+    """`v1/v4` (bits dropped when every width is 32-bit), `v1.b16/v4.b32` otherwise."""
+    labels = [label for label, _ in counts]
+    if all(label.endswith(".b32") for label in labels):
+        labels = [label[:-4] for label in labels]
+    return "/".join(labels) or "none"
+
+
+@dataclass(frozen=True)
+class DeltaRow:
+    group: str           # launch | memory | resources | instructions | lines
+    metric: str          # e.g. "global loads v4.b32", "registers / thread", "ptx"
+    a: object            # int, str or None (not known for this target)
+    b: object
+
+    @property
+    def changed(self) -> bool:
+        return self.a != self.b
+
+    @property
+    def change(self) -> str:
+        """`+4`, `-8`, `→` for text, "" when equal."""
+        if not self.changed:
+            return ""
+        if isinstance(self.a, int) and isinstance(self.b, int):
+            return f"{self.b - self.a:+d}"
+        return "→"
+
+    def to_json(self) -> dict:
+        return {"group": self.group, "metric": self.metric, "a": self.a, "b": self.b,
+                "changed": self.changed, "change": self.change}
+
+
+@dataclass(frozen=True)
+class DeltaTable:
+    rows: tuple[DeltaRow, ...]
+    headline: str        # e.g. "loads v1 → v4, stores v1 → v4, registers 10 → 18"
+
+    def changed_rows(self) -> tuple[DeltaRow, ...]:
+        return tuple(r for r in self.rows if r.changed)
+
+    def to_json(self) -> dict:
+        return {"headline": self.headline, "rows": [r.to_json() for r in self.rows]}
+
+
+def delta_table(a: Figures, b: Figures) -> DeltaTable:
+    """Every figure of `a` next to `b`; widths that only one side has count 0 on the other."""
+    rows = [
+        DeltaRow("launch", "kernel", a.name, b.name),
+        DeltaRow("launch", "target", a.target, b.target),
+        DeltaRow("launch", "num_warps", a.num_warps, b.num_warps),
+        DeltaRow("launch", "num_stages", a.num_stages, b.num_stages),
+    ]
+    ca, cb = dict(a.constexprs), dict(b.constexprs)
+    rows += [DeltaRow("launch", name, ca.get(name), cb.get(name)) for name in _union(ca, cb)]
+    for what, ta, tb in (("global loads", dict(a.loads), dict(b.loads)),
+                         ("global stores", dict(a.stores), dict(b.stores))):
+        rows += [DeltaRow("memory", f"{what} {w}", ta.get(w, 0), tb.get(w, 0))
+                 for w in _by_width_keys(ta, tb)]
+    rows += [
+        DeltaRow("memory", "atomics", a.atomics, b.atomics),
+        DeltaRow("memory", "shared loads", a.shared_loads, b.shared_loads),
+        DeltaRow("memory", "shared stores", a.shared_stores, b.shared_stores),
+        DeltaRow("resources", "registers / thread", a.registers, b.registers),
+        DeltaRow("resources", "spill bytes", a.spills, b.spills),
+        DeltaRow("resources", "shared memory / block (B)", a.shared_bytes, b.shared_bytes),
+        DeltaRow("resources", "occupancy", a.occupancy, b.occupancy),
+    ]
+    ia, ib = dict(a.instructions), dict(b.instructions)
+    rows += [DeltaRow("instructions", s, ia.get(s), ib.get(s)) for s in _union(ia, ib)]
+    la, lb = dict(a.lines), dict(b.lines)
+    rows += [DeltaRow("lines", s, la.get(s), lb.get(s)) for s in _union(la, lb)]
+    return DeltaTable(tuple(rows), headline(a, b))
+
+
+def headline(a: Figures, b: Figures) -> str:
+    """What changed, most telling first: `loads v1 → v4, registers 26 → 18`."""
+    parts = []
+    for what, ta, tb in (("loads", a.loads, b.loads), ("stores", a.stores, b.stores)):
+        if [w for w, _ in ta] != [w for w, _ in tb]:
+            parts.append(f"{what} {_widths(ta)} → {_widths(tb)}")
+        elif sum(n for _, n in ta) != sum(n for _, n in tb):
+            parts.append(f"{what} {sum(n for _, n in ta)} → {sum(n for _, n in tb)} instructions")
+    for label, x, y in (("registers", a.registers, b.registers), ("spills", a.spills, b.spills),
+                        ("shared memory", a.shared_bytes, b.shared_bytes),
+                        ("occupancy", a.occupancy, b.occupancy)):
+        if x != y and x is not None and y is not None:
+            unit = " B" if label in ("spills", "shared memory") else ""
+            parts.append(f"{label} {x:,}{unit} → {y:,}{unit}" if isinstance(x, int) else f"{label} {x} → {y}")
+    isa = next((s for s in ("ptx", "amdgcn") if s in dict(a.instructions) and s in dict(b.instructions)), None)
+    if isa:
+        x, y = dict(a.instructions)[isa], dict(b.instructions)[isa]
+        if x != y:
+            parts.append(f"{isa.upper()} instructions {x} → {y}")
+    if not parts:
+        return "no change in memory widths, registers, shared memory or instruction counts"
+    return ", ".join(parts)
+
+
+def _union(x: dict, y: dict) -> list:
+    return list(dict.fromkeys([*x, *y]))
+
+
+def _by_width_keys(x: dict, y: dict) -> list[str]:
+    return [label for label, _ in _by_width({k: 0 for k in _union(x, y)})]
+
+
+# ---------------------------------------------------------------------------- whole compiles
+
+@dataclass(frozen=True)
+class KernelDiff:
+    """One launch of A against the same launch of B."""
+    launch: int                                  # 0-based
+    a: KernelResult
+    b: KernelResult
+    delta: DeltaTable
+    stages: dict = field(default_factory=dict)   # stage name -> StageDiff
+
+
+def diff_kernels(launch: int, a: KernelResult, b: KernelResult, a_insight: Insight, b_insight: Insight,
+                 a_stages: dict[str, str] | None = None, b_stages: dict[str, str] | None = None,
+                 ignore_noise: bool = True) -> KernelDiff:
+    """Delta table and per-stage diffs of one pair; `*_stages` may add SASS to `.stages`."""
+    sa, sb = a_stages or a.stages, b_stages or b.stages
+    stage_diffs = {name: diff_stage(name, sa[name], sb[name], ignore_noise) for name in sa if name in sb}
+    return KernelDiff(launch, a, b, delta_table(figures(a, a_insight), figures(b, b_insight)), stage_diffs)

@@ -1,0 +1,126 @@
+"""Compile history: every successful compile, kept with its source, options, target,
+every stage and its summary figures, so any two can be compared later, also after a
+server restart.
+
+    store = HistoryStore(settings.workspace_dir / ".history")
+    info = store.add("vector_add.py", request, result, figures_json)
+    store.list()            # RecordInfo, oldest first (the newest `keep` are kept)
+    store.load(info.id)     # CompileRecord with the whole CompileResult
+
+One record is two files: `<id>.meta.json` (small: what a list shows) and
+`<id>.json.gz` (the request and result). No shared index, so two servers or
+sessions adding at once cannot lose each other's records.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .result import CompileRequest, CompileResult
+
+_ID_RE = re.compile(r"^\d{8}-\d{6}-\d{6}$")     # 20250101-120301-123456: sorts by time
+
+
+@dataclass(frozen=True)
+class RecordInfo:
+    id: str
+    when: float                  # POSIX time of the compile
+    kernel: str                  # what the user compiled: `vector_add.py`, a library title
+    target: str
+    options: str                 # `num_warps=8, BLOCK_SIZE=512` (what the user set), "" for defaults
+    launches: int
+    figures: dict = field(default_factory=dict)   # diff.Figures.to_json() of launch 1
+
+    def label(self) -> str:
+        stamp = time.strftime("%H:%M:%S", time.localtime(self.when))
+        opts = f" · {self.options}" if self.options else ""
+        return f"{stamp} · {self.kernel} · {self.target}{opts}"
+
+
+@dataclass(frozen=True)
+class CompileRecord:
+    info: RecordInfo
+    request: CompileRequest
+    result: CompileResult
+
+
+def describe_options(request: CompileRequest) -> str:
+    """What the user chose beyond the launcher: `num_warps=8, BLOCK_SIZE=512`."""
+    parts = []
+    if request.num_warps is not None:
+        parts.append(f"num_warps={request.num_warps}")
+    if request.num_stages is not None:
+        parts.append(f"num_stages={request.num_stages}")
+    parts += [f"{k}={v}" for k, v in request.constexprs.items()]
+    if request.signature:
+        parts.append(f"signature {request.signature}")
+    return ", ".join(parts)
+
+
+def new_record(kernel: str, request: CompileRequest, result: CompileResult, figures: dict,
+               when: float | None = None) -> CompileRecord:
+    when = time.time() if when is None else when
+    rid = time.strftime("%Y%m%d-%H%M%S", time.localtime(when)) + f"-{int(when * 1e6) % 1_000_000:06d}"
+    info = RecordInfo(rid, when, kernel, request.target, describe_options(request), len(result.kernels), figures)
+    return CompileRecord(info, request, result)
+
+
+class HistoryStore:
+    def __init__(self, root: Path, keep: int = 40):
+        self.root = Path(root).expanduser()
+        self.keep = keep
+
+    def add(self, record: CompileRecord) -> RecordInfo:
+        """Write one record (atomically) and forget the oldest beyond `keep`."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        rid = record.info.id
+        body = {"request": record.request.to_json(), "result": record.result.to_json()}
+        self._write(self.root / f"{rid}.json.gz", gzip.compress(json.dumps(body).encode(), 6, mtime=0))
+        self._write(self.root / f"{rid}.meta.json", json.dumps(asdict(record.info)).encode())
+        self._prune()
+        return record.info
+
+    def list(self) -> tuple[RecordInfo, ...]:
+        if not self.root.is_dir():
+            return ()
+        out = []
+        for meta in sorted(self.root.glob("*.meta.json")):
+            if not _ID_RE.match(meta.name[:-len(".meta.json")]):
+                continue
+            try:
+                out.append(RecordInfo(**json.loads(meta.read_text(encoding="utf-8"))))
+            except (OSError, ValueError, TypeError):
+                continue       # half-written or from another version: skipped, not fatal
+        return tuple(out)
+
+    def load(self, rid: str) -> CompileRecord | None:
+        if not _ID_RE.match(rid or ""):
+            return None
+        try:
+            info = RecordInfo(**json.loads((self.root / f"{rid}.meta.json").read_text(encoding="utf-8")))
+            body = json.loads(gzip.decompress((self.root / f"{rid}.json.gz").read_bytes()))
+            return CompileRecord(info, CompileRequest(**body["request"]), CompileResult.from_json(body["result"]))
+        except (OSError, ValueError, TypeError, KeyError, EOFError):
+            return None
+
+    def _write(self, path: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def _prune(self) -> None:
+        ids = sorted(m.name[:-len(".meta.json")] for m in self.root.glob("*.meta.json"))
+        for rid in ids[:-self.keep] if self.keep else ids:
+            for suffix in (".meta.json", ".json.gz"):
+                (self.root / f"{rid}{suffix}").unlink(missing_ok=True)

@@ -1,0 +1,584 @@
+"""Every layout a TTGIR module uses, in words, and which warp, lane and register of a
+program own each element of a tensor in it.
+
+TTGIR names its layouts once at the top and uses them in tensor types, e.g.
+
+    #blocked = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+    #mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 4], instrShape = [16, 8]}>
+    #shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+    %7 = ttg.convert_layout %tile : tensor<64x64xf32, #blocked> -> tensor<64x64xf32, #blocked1>
+    %s = tt.reduce ... : tensor<128xf32, #ttg.slice<{dim = 1, parent = #blocked}>>
+
+Triton lowers every distributed layout to a *linear layout*: a map from (register, lane,
+warp, block) to a tensor index that is linear over GF(2) — each input bit flips a fixed
+set of index bits, and the index is the XOR of the bases of the bits that are set
+(Triton's LinearLayout.h; arXiv:2505.23819). This module builds those bases the way
+Triton's LinearLayoutConversions.cpp does (blocked, slice, nvidia_mma v2/v3, amd_mfma
+32x32 / 16x16, #ttg.linear) in pure Python, so the Streamlit server never imports Triton;
+tests/test_layouts_view.py checks the result against Triton's own `to_linear_layout` and
+`LinearLayout.apply` on many layouts and shapes.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from . import layouts, mlir
+
+IN_DIMS = ("register", "lane", "warp", "block")
+
+# `#ttg.blocked<{...}>`, `#ttg.nvidia_mma<{...}>`, ...: the kind and its body
+_ATTR_RE = re.compile(r"#ttg\.(?P<kind>\w+)<\{(?P<body>.*)\}>$")
+# `warpsPerCTA = [2, 4]`, `versionMajor = 2`, `transposed = false`, `parent = #blocked`
+_LIST_FIELD_RE = re.compile(r"(\w+) = \[([-\d, ]*)\]")
+_SCALAR_FIELD_RE = re.compile(r"(\w+) = (true|false|-?\d+|#[\w.]+)")
+# `register = [[0, 1], [0, 2]]` inside #ttg.linear
+_BASES_FIELD_RE = re.compile(r"(register|lane|warp|block) = \[((?:\[[-\d, ]*\](?:, )?)*)\]")
+# a tensor type with its encoding, the encoding possibly inline with nested <...>
+_TENSOR_RE = re.compile(r"tensor<(?P<shape>(?:\d+x)+)(?P<elem>!tt\.ptr<\w+>|\w+), (?P<enc>#[\w.]+(?:<)?)")
+_MEMDESC_RE = re.compile(r"!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>\w+), (?P<enc>#[\w.]+)")
+
+
+# ------------------------------------------------------------------------------------ layouts
+
+@dataclass(frozen=True)
+class NvidiaMma:
+    version_major: int
+    version_minor: int
+    warps_per_cta: tuple[int, ...]
+    instr_shape: tuple[int, ...]
+
+    def describe(self) -> str:
+        what = {2: "mma.sync (Ampere tensor cores)", 3: "wgmma (Hopper warp-group MMA)",
+                5: "tcgen05 (Blackwell)"}.get(self.version_major, f"MMA v{self.version_major}")
+        return (f"NVIDIA MMA accumulator, version {self.version_major}.{self.version_minor}: {what}; "
+                f"instruction tile {'×'.join(map(str, self.instr_shape))}; warps {list(self.warps_per_cta)} "
+                f"over (rows, cols). Each lane holds pairs of neighbouring columns: lanes 0–3 share a row, "
+                f"8 rows per group of 32 lanes.")
+
+
+@dataclass(frozen=True)
+class AmdMfma:
+    version: int
+    warps_per_cta: tuple[int, ...]
+    instr_shape: tuple[int, ...]
+    is_transposed: bool
+    tiles_per_warp: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        return (f"AMD MFMA accumulator (CDNA{self.version}): instruction {'×'.join(map(str, self.instr_shape))}, "
+                f"warps {list(self.warps_per_cta)}, {'transposed' if self.is_transposed else 'not transposed'}; "
+                f"64 lanes per wavefront.")
+
+
+@dataclass(frozen=True)
+class Slice:
+    dim: int
+    parent: object
+
+    def describe(self) -> str:
+        parent = self.parent.describe() if hasattr(self.parent, "describe") else str(self.parent)
+        return (f"slice of dimension {self.dim} of its parent (what a reduction along dim {self.dim} or "
+                f"`x[:, None]`-style broadcasting leaves): the parent's threads that differed only along "
+                f"dim {self.dim} now hold the same element. Parent: {parent}")
+
+
+@dataclass(frozen=True)
+class DotOperand:
+    op_idx: int
+    parent: object
+    k_width: int
+
+    def describe(self) -> str:
+        return (f"operand {'A' if self.op_idx == 0 else 'B'} of a dot, fed to the parent MMA with "
+                f"{self.k_width} consecutive K elements per register group")
+
+
+@dataclass(frozen=True)
+class Linear:
+    bases: dict          # in-dim -> tuple of basis vectors
+
+    def describe(self) -> str:
+        return ("linear layout given by its bases: " +
+                "; ".join(f"{k} {[list(b) for b in v]}" for k, v in self.bases.items() if v))
+
+
+@dataclass(frozen=True)
+class SwizzledShared:
+    vec: int
+    per_phase: int
+    max_phase: int
+    order: tuple[int, ...]
+
+    def describe(self) -> str:
+        if self.max_phase <= 1:
+            return f"shared memory, not swizzled, dim {self.order[0]} contiguous"
+        return (f"shared memory, swizzled: groups of {self.vec} elements along dim {self.order[0]}; row r's "
+                f"groups are XORed with (r / {self.per_phase}) mod {self.max_phase}, so a column of the tile "
+                f"spreads over different banks")
+
+    def offset(self, row: int, col: int, cols: int) -> int:
+        """Element offset of (row, col) in a 2-D tile with `cols` elements per row (order [1, 0])."""
+        phase = (row // self.per_phase) % self.max_phase
+        return row * cols + ((col // self.vec) ^ phase) * self.vec + col % self.vec
+
+
+@dataclass(frozen=True)
+class NvmmaShared:
+    swizzling_byte_width: int
+    transposed: bool
+    element_bit_width: int
+
+    def describe(self) -> str:
+        return (f"shared memory laid out for wgmma/TMA: {self.swizzling_byte_width}-byte swizzle, "
+                f"{self.element_bit_width}-bit elements{', transposed' if self.transposed else ''}")
+
+
+@dataclass(frozen=True)
+class Other:
+    text: str
+
+    def describe(self) -> str:
+        return f"not drawn here: {self.text}"
+
+
+SHARED_KINDS = (SwizzledShared, NvmmaShared)
+
+
+def parse_layout(text: str, aliases: dict[str, str] | None = None):
+    """`#ttg.blocked<{...}>`, an alias like `#blocked1`, ... -> a layout object (Other if unknown)."""
+    aliases = aliases or {}
+    text = text.strip()
+    if text in aliases:
+        text = aliases[text]
+    m = _ATTR_RE.match(text)
+    if not m:
+        return Other(text)
+    kind, body = m["kind"], m["body"]
+    lists = {k: tuple(int(x) for x in v.split(",") if x.strip()) for k, v in _LIST_FIELD_RE.findall(body)}
+    scalars = dict(_SCALAR_FIELD_RE.findall(body))
+    try:
+        if kind == "blocked":
+            return layouts.Blocked(lists["sizePerThread"], lists["threadsPerWarp"], lists["warpsPerCTA"],
+                                   lists["order"])
+        if kind == "nvidia_mma":
+            return NvidiaMma(int(scalars["versionMajor"]), int(scalars.get("versionMinor", 0)),
+                             lists["warpsPerCTA"], lists["instrShape"])
+        if kind == "amd_mfma":
+            return AmdMfma(int(scalars.get("version", 3)), lists["warpsPerCTA"], lists["instrShape"],
+                           scalars.get("isTransposed") == "true", lists.get("tilesPerWarp", ()))
+        if kind == "slice":
+            return Slice(int(scalars["dim"]), parse_layout(_parent(body), aliases))
+        if kind == "dot_op":
+            return DotOperand(int(scalars["opIdx"]), parse_layout(_parent(body), aliases),
+                              int(scalars.get("kWidth", 0)))
+        if kind == "linear":
+            bases = {k: tuple(tuple(int(x) for x in vec.split(",") if x.strip())
+                              for vec in re.findall(r"\[([-\d, ]*)\]", v))
+                     for k, v in _BASES_FIELD_RE.findall(body)}
+            return Linear({k: bases.get(k, ()) for k in IN_DIMS})
+        if kind == "swizzled_shared":
+            return SwizzledShared(int(scalars["vec"]), int(scalars["perPhase"]), int(scalars["maxPhase"]),
+                                  lists["order"])
+        if kind == "nvmma_shared":
+            return NvmmaShared(int(scalars["swizzlingByteWidth"]), scalars.get("transposed") == "true",
+                               int(scalars["elementBitWidth"]))
+    except (KeyError, ValueError):
+        pass
+    return Other(text)
+
+
+def _parent(body: str) -> str:
+    """`dim = 1, parent = #ttg.blocked<{...}>` or `parent = #blocked` -> the parent's text."""
+    i = body.index("parent = ") + len("parent = ")
+    depth, j = 0, i
+    while j < len(body):
+        ch = body[j]
+        if ch in "<{[":
+            depth += 1
+        elif ch in ">}]":
+            if depth == 0:
+                break
+            depth -= 1
+        elif ch == "," and depth == 0:
+            break
+        j += 1
+    return body[i:j].strip()
+
+
+# ------------------------------------------------------------------------------------ linear layouts
+
+@dataclass(frozen=True)
+class LinearLayout:
+    """Bases per input dimension; each basis a tuple with one entry per tensor dimension."""
+    bases: dict                      # in-dim -> tuple of tuples
+    shape: tuple[int, ...]
+
+    def size(self, in_dim: str) -> int:
+        return 1 << len(self.bases.get(in_dim, ()))
+
+    def apply(self, register: int = 0, lane: int = 0, warp: int = 0, block: int = 0) -> tuple[int, ...]:
+        out = [0] * len(self.shape)
+        for dim, value in zip(IN_DIMS, (register, lane, warp, block)):
+            for bit, basis in enumerate(self.bases.get(dim, ())):
+                if value >> bit & 1:
+                    out = [a ^ b for a, b in zip(out, basis)]
+        return tuple(out)
+
+    def owners(self) -> dict[tuple[int, ...], list[tuple[int, int, int]]]:
+        """tensor index -> every (warp, lane, register) holding it (several when broadcast)."""
+        out: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
+        for warp in range(self.size("warp")):
+            for lane in range(self.size("lane")):
+                for reg in range(self.size("register")):
+                    out.setdefault(self.apply(reg, lane, warp), []).append((warp, lane, reg))
+        return out
+
+    def thread_elements(self, warp: int, lane: int) -> list[tuple[int, ...]]:
+        """The elements of one thread, in register order."""
+        return [self.apply(r, lane, warp) for r in range(self.size("register"))]
+
+    @property
+    def warp_size(self) -> int:
+        return self.size("lane")
+
+    @property
+    def num_warps(self) -> int:
+        return self.size("warp")
+
+
+class _LL:
+    """Triton's LinearLayout algebra, enough to build the conversions: bases as
+    {in_dim: [{out_dim: value}]}, out-dims with sizes, both in insertion order."""
+
+    def __init__(self, bases: dict, outs: dict):
+        self.bases = {k: [dict(b) for b in v] for k, v in bases.items()}
+        self.outs = dict(outs)
+
+    @staticmethod
+    def identity1d(size: int, in_dim: str, out_dim: str) -> "_LL":
+        return _LL({in_dim: [{out_dim: 1 << i} for i in range(int(math.log2(size)))]}, {out_dim: size})
+
+    @staticmethod
+    def zeros1d(size: int, in_dim: str, out_dim: str) -> "_LL":
+        return _LL({in_dim: [{} for _ in range(int(math.log2(size)))]}, {out_dim: 1})
+
+    @staticmethod
+    def empty() -> "_LL":
+        return _LL({}, {})
+
+    def __mul__(self, other: "_LL") -> "_LL":
+        """Triton's operator*: in-dims and out-dims united; `other`'s bases come after ours on
+        a shared in-dim, and its values are scaled by our size on a shared out-dim."""
+        outs = dict(self.outs)
+        for d, s in other.outs.items():
+            outs[d] = outs.get(d, 1) * s
+        bases = {k: [dict(b) for b in v] for k, v in self.bases.items()}
+        for k, vecs in other.bases.items():
+            scaled = [{d: val * self.outs.get(d, 1) for d, val in b.items()} for b in vecs]
+            bases.setdefault(k, []).extend(scaled)
+        return _LL(bases, outs)
+
+    def out_order(self, order: list[str]) -> "_LL":
+        return _LL(self.bases, {d: self.outs[d] for d in order})
+
+    def not_smaller(self, shape: dict) -> "_LL":
+        """ensureLayoutNotSmallerThan: repeat over registers where the tensor is larger."""
+        ret = self
+        for d in list(self.outs):
+            if self.outs[d] < shape[d]:
+                ret = ret * _LL.identity1d(shape[d] // self.outs[d], "register", d)
+        return ret
+
+    def not_larger(self, shape: dict) -> "_LL":
+        """ensureLayoutNotLargerThan(broadcastRegisters=false): where the tile is larger than
+        the tensor, zero the largest lane/warp bases (those threads then hold copies:
+        broadcast) and drop the largest register bases (no register holds a copy)."""
+        bases = {k: [dict(b) for b in v] for k, v in self.bases.items()}
+        outs = dict(self.outs)
+        dropped: set[int] = set()
+        for d in list(outs):
+            actual, desired = outs[d], shape[d]
+            if actual <= desired:
+                continue
+            found = [(b[d], k, i) for k, vecs in bases.items() for i, b in enumerate(vecs) if b.get(d, 0)]
+            for value, k, i in sorted(found, key=lambda t: -t[0]):
+                if actual <= desired:
+                    break
+                if k == "register":
+                    dropped.add(i)
+                else:
+                    bases[k][i][d] = 0
+                actual >>= 1
+            outs[d] = desired
+        if dropped:
+            bases["register"] = [b for i, b in enumerate(bases["register"]) if i not in dropped]
+        return _LL(bases, outs)
+
+    def freeze(self, rank: int) -> LinearLayout:
+        names = [f"dim{i}" for i in range(rank)]
+        bases = {k: tuple(tuple(b.get(n, 0) for n in names) for b in self.bases.get(k, ())) for k in IN_DIMS}
+        return LinearLayout(bases, tuple(self.outs.get(n, 1) for n in names))
+
+
+def _identity_nd(in_dim: str, sizes, order) -> _LL:
+    ll = _LL.empty()
+    for d in order:
+        ll = ll * _LL.identity1d(sizes[d], in_dim, f"dim{d}")
+    return ll
+
+
+def _fit(cta: _LL, shape: tuple[int, ...]) -> LinearLayout:
+    """combineCtaCgaWithShape for one CTA: repeat or broadcast to the tensor's shape."""
+    want = {f"dim{i}": s for i, s in enumerate(shape)}
+    for d in want:
+        cta.outs.setdefault(d, 1)
+    return cta.not_smaller(want).not_larger(want).freeze(len(shape))
+
+
+def _blocked(b: layouts.Blocked, shape) -> LinearLayout:
+    cta = (_identity_nd("register", b.size_per_thread, b.order) * _identity_nd("lane", b.threads_per_warp, b.order)
+           * _identity_nd("warp", b.warps_per_cta, b.order))
+    return _fit(cta, shape)
+
+
+def _nvidia_mma(m: NvidiaMma, shape) -> LinearLayout:
+    """NvidiaMmaEncodingAttr::toLinearLayout: per 16×8 (Ampere) or 16×N (Hopper) tile,
+    2 registers along N, 4 lanes along N, 8 lanes along M, then M/8 and N/8 registers; warps
+    row-major on Ampere, column-major on Hopper."""
+    rank = len(shape)
+    if rank != 2 or m.version_major not in (2, 3):
+        raise ValueError(f"MMA v{m.version_major} of rank {rank} is not drawn")
+    tile_m, tile_n = m.instr_shape[0], m.instr_shape[1]
+    k_width = 2
+    cta = (_identity_nd("register", [1, 1], [1, 0]) * _LL.identity1d(k_width, "register", "dim1")
+           * _LL.identity1d(4, "lane", "dim1") * _LL.identity1d(8, "lane", "dim0")
+           * _LL.identity1d(tile_m // 8, "register", "dim0")
+           * _LL.identity1d(tile_n // (k_width * 4), "register", "dim1"))
+    warp_order = [1, 0] if m.version_major == 2 else [0, 1]
+    cta = cta * _identity_nd("warp", m.warps_per_cta, warp_order).out_order(list(cta.outs))
+    return _fit(cta, shape)
+
+
+def _amd_mfma(m: AmdMfma, shape) -> LinearLayout:
+    """AMDMfmaEncodingAttr::toLinearLayout for 32×32 and 16×16 instructions, rank 2, one
+    tile per warp: registers run along M in groups of 4 rows, 32 (16) lanes along N."""
+    if len(shape) != 2 or tuple(m.instr_shape[:2]) not in ((32, 32), (16, 16)) or \
+            any(t != 1 for t in m.tiles_per_warp):
+        raise ValueError(f"MFMA {m.instr_shape} is not drawn")
+    n_dim, m_dim = "dim1", "dim0"
+    if m.instr_shape[0] == 32:
+        reg = [{m_dim: 1}, {m_dim: 2}, {m_dim: 8}, {m_dim: 16}]
+        lane = [{n_dim: 1}, {n_dim: 2}, {n_dim: 4}, {n_dim: 8}, {n_dim: 16}, {m_dim: 4}]
+        size = 32
+    else:
+        reg = [{m_dim: 1}, {m_dim: 2}]
+        lane = [{n_dim: 1}, {n_dim: 2}, {n_dim: 4}, {n_dim: 8}, {m_dim: 4}, {m_dim: 8}]
+        size = 16
+    if m.is_transposed:
+        swap = {m_dim: n_dim, n_dim: m_dim}
+        reg = [{swap[k]: v for k, v in b.items()} for b in reg]
+        lane = [{swap[k]: v for k, v in b.items()} for b in lane]
+    tile = _LL({"register": reg, "lane": lane}, {n_dim: size, m_dim: size})
+    warps = _identity_nd("warp", m.warps_per_cta, [1, 0])
+    cta = tile * warps.out_order([d for d in tile.outs])
+    return _fit(cta, shape)
+
+
+def _slice(s: Slice, shape) -> LinearLayout:
+    """SliceEncodingAttr::toLinearLayout: the parent on the shape with a 1 inserted at `dim`,
+    that coordinate dropped, registers that became all-zero removed."""
+    parent_shape = list(shape)
+    parent_shape.insert(s.dim, 1)
+    parent = to_linear(s.parent, tuple(parent_shape))
+    bases = {}
+    for k, vecs in parent.bases.items():
+        kept = [tuple(v for i, v in enumerate(b) if i != s.dim) for b in vecs]
+        bases[k] = tuple(b for b in kept if any(b)) if k == "register" else tuple(kept)
+    return LinearLayout(bases, tuple(shape))
+
+
+def to_linear(layout, shape: tuple[int, ...]) -> LinearLayout:
+    """The linear layout of `layout` for a tensor of `shape`; ValueError if not modelled."""
+    shape = tuple(shape)
+    if isinstance(layout, layouts.Blocked):
+        return _blocked(layout, shape)
+    if isinstance(layout, NvidiaMma):
+        return _nvidia_mma(layout, shape)
+    if isinstance(layout, AmdMfma):
+        return _amd_mfma(layout, shape)
+    if isinstance(layout, Slice):
+        return _slice(layout, shape)
+    if isinstance(layout, Linear):
+        return LinearLayout({k: tuple(tuple(b) for b in layout.bases.get(k, ())) for k in IN_DIMS}, shape)
+    raise ValueError(f"{type(layout).__name__} layouts are not drawn: {layout.describe()}")
+
+
+# ------------------------------------------------------------------------------------ the module's layouts
+
+@dataclass(frozen=True)
+class LayoutUse:
+    """One layout of a TTGIR module and the tensors that carry it."""
+    name: str                               # "#blocked1" or the inline text
+    text: str                               # "#ttg.blocked<{...}>"
+    layout: object
+    shapes: tuple[tuple[int, ...], ...]     # every tensor shape seen with it, most used first
+    elements: tuple[str, ...]               # element types seen ("f32", "!tt.ptr<f32>")
+    lines: tuple[int, ...]                  # TTGIR lines that use it
+    ops: tuple[str, ...] = ()               # the ops that produce or consume it (tt.load, ttg.convert_layout)
+
+    @property
+    def shared(self) -> bool:
+        return isinstance(self.layout, SHARED_KINDS)
+
+    @property
+    def drawable(self) -> bool:
+        return isinstance(self.layout, (layouts.Blocked, NvidiaMma, AmdMfma, Slice, Linear))
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A `ttg.convert_layout` and whether its lowering goes through shared memory."""
+    line: int
+    source: str
+    target: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class ModuleLayouts:
+    uses: tuple[LayoutUse, ...]
+    conversions: tuple[Conversion, ...] = ()
+    shared_allocs: tuple[tuple[int, str], ...] = ()    # (line, layout name) of ttg.local_alloc
+    num_warps: int | None = None
+    warp_size: int = 32
+
+
+def module_layouts(ttgir: str) -> ModuleLayouts:
+    """Every layout the module uses, with its tensors, in order of first use."""
+    module = mlir.parse(ttgir)
+    found: dict[str, dict] = {}
+
+    def note(enc: str, shape: tuple[int, ...], elem: str, line: int, op: str):
+        entry = found.setdefault(enc, {"shapes": {}, "elems": [], "lines": [], "ops": []})
+        entry["shapes"][shape] = entry["shapes"].get(shape, 0) + 1
+        if elem not in entry["elems"]:
+            entry["elems"].append(elem)
+        if line not in entry["lines"]:
+            entry["lines"].append(line)
+        if op and op not in entry["ops"]:
+            entry["ops"].append(op)
+
+    lines = ttgir.splitlines()
+    ops_by_line = {o.line: o.name for o in module.ops}
+    for n, line in enumerate(lines, 1):
+        if line.startswith("#"):
+            continue
+        for m in _TENSOR_RE.finditer(line):
+            enc = _encoding_at(line, m.start("enc"))
+            shape = tuple(int(x) for x in m["shape"].rstrip("x").split("x"))
+            note(enc, shape, m["elem"], n, ops_by_line.get(n, ""))
+        for m in _MEMDESC_RE.finditer(line):
+            shape = tuple(int(x) for x in m["shape"].rstrip("x").split("x"))
+            note(m["enc"], shape[-2:] if len(shape) > 2 else shape, m["elem"], n, ops_by_line.get(n, ""))
+    uses = []
+    for enc, entry in found.items():
+        text = module.aliases.get(enc, enc)
+        shapes = tuple(sorted(entry["shapes"], key=lambda s: (-entry["shapes"][s], -math.prod(s))))
+        uses.append(LayoutUse(enc, text, parse_layout(enc, module.aliases), shapes, tuple(entry["elems"]),
+                              tuple(entry["lines"]), tuple(entry["ops"])))
+    conversions = []
+    for o in module.ops_named("ttg.convert_layout"):
+        types = re.findall(r"tensor<((?:\d+x)+)\w+, (#[\w.]+)", o.text)
+        if len(types) >= 2:
+            shape = tuple(int(x) for x in types[0][0].rstrip("x").split("x"))
+            conversions.append(Conversion(o.line, types[0][1], types[-1][1], shape))
+    allocs = []
+    for o in module.ops_named("ttg.local_alloc"):
+        m = _MEMDESC_RE.search(o.text)
+        if m:
+            allocs.append((o.line, m["enc"]))
+    warps = re.search(r'"ttg\.num-warps" = (\d+)', ttgir)
+    threads = re.search(r'"ttg\.threads-per-warp" = (\d+)', ttgir)
+    return ModuleLayouts(tuple(uses), tuple(conversions), tuple(allocs),
+                         int(warps.group(1)) if warps else None, int(threads.group(1)) if threads else 32)
+
+
+def _encoding_at(line: str, start: int) -> str:
+    """The encoding starting at `start`: an alias (`#blocked`) or inline text with nested <...>."""
+    m = re.match(r"#[\w.]+", line[start:])
+    end = start + m.end()
+    if end < len(line) and line[end] == "<":
+        depth = 0
+        for j in range(end, len(line)):
+            depth += {"<": 1, ">": -1}.get(line[j], 0)
+            if depth == 0:
+                return line[start:j + 1]
+    return line[start:end]
+
+
+# ------------------------------------------------------------------------------------ summaries in words
+
+@dataclass(frozen=True)
+class Ownership:
+    """Who holds what, for one layout and shape."""
+    layout: LinearLayout
+    owners: dict = field(repr=False)       # index -> [(warp, lane, register)]
+
+    @property
+    def registers(self) -> int:
+        return self.layout.size("register")
+
+    @property
+    def replication(self) -> int:
+        """How many threads hold each element (1: every element once)."""
+        return max(len(v) for v in self.owners.values()) if self.owners else 0
+
+
+def ownership(layout, shape: tuple[int, ...]) -> Ownership:
+    ll = to_linear(layout, shape)
+    return Ownership(ll, ll.owners())
+
+
+def words(layout, shape: tuple[int, ...], elem_bits: int = 32) -> list[str]:
+    """A few sentences about `layout` on a tensor of `shape`."""
+    out = [layout.describe()]
+    try:
+        own = ownership(layout, shape)
+    except ValueError:
+        return out
+    ll = own.layout
+    threads = ll.size("lane") * ll.size("warp")
+    total = math.prod(shape)
+    out.append(f"A {'×'.join(map(str, shape))} tensor: {ll.num_warps} warp{'s' if ll.num_warps != 1 else ''} × "
+               f"{ll.warp_size} lanes = {threads} threads, {own.registers} register{'s' if own.registers != 1 else ''} "
+               f"each ({threads * own.registers} slots for {total} elements).")
+    if own.replication > 1:
+        out.append(f"Every element is held by {own.replication} threads: the tensor is smaller than the "
+                   f"layout's tile (or a sliced dimension), so the extra threads hold copies.")
+    reg_bases = ll.bases.get("register", ())
+    contiguous = 1
+    fast = len(shape) - 1
+    for b in reg_bases:
+        if b == tuple(contiguous if i == fast else 0 for i in range(len(shape))):
+            contiguous *= 2
+        else:
+            break
+    if contiguous > 1:
+        out.append(f"Registers 0–{contiguous - 1} of a thread are {contiguous} neighbours along the last "
+                   f"dimension: up to {min(contiguous * elem_bits, 128) // 8} bytes in one vector access.")
+    first = ll.thread_elements(0, 1)
+    out.append(f"Lane 1 of warp 0 holds {_cells(first)}.")
+    return out
+
+
+def _cells(cells: list[tuple[int, ...]], limit: int = 8) -> str:
+    shown = ", ".join("(" + ", ".join(map(str, c)) + ")" if len(c) > 1 else str(c[0]) for c in cells[:limit])
+    return f"{shown}{' …' if len(cells) > limit else ''}"
+
+
+def thread_elements_blocked(layout: layouts.Blocked, shape: tuple[int, ...], thread: int) -> list[tuple[int, ...]]:
+    """Convenience for comparisons with inspectors.threadmap: elements of flat thread id `thread`."""
+    ll = to_linear(layout, shape)
+    return ll.thread_elements(thread // ll.warp_size, thread % ll.warp_size)

@@ -1,0 +1,155 @@
+"""Both lessons in headless Chromium, as a teacher at a projector would go through them:
+open a link in large type, one click on "Next" per step, a screenshot of every step
+(artifacts/screenshots/lessons_*.png), then the Layouts page. Skips without Chromium, except
+in CI where that is a failure (same server/page fixtures as tests/test_browser.py)."""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+
+if not Path(CHROMIUM).exists():
+    if os.environ.get("CI"):
+        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
+    pytest.skip("Chromium is not installed", allow_module_level=True)
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+                             "--server.port", str(port), "--server.headless", "true"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
+                break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        pytest.fail("streamlit did not start")
+    yield url
+    os.killpg(proc.pid, 9)
+    proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        # The app's front door first: a server that has not run app/main.py yet treats a direct
+        # link to a page as a file of app/pages/ (Streamlit's pages-folder mode, Streamlit 1.67)
+        page.goto(server)
+        expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)
+        yield page
+        browser.close()
+
+
+def _settled(page, timeout=180_000):
+    """No spinner left (the graphviz chart and dataframes draw a moment after the run)."""
+    page.wait_for_timeout(500)
+    expect(page.locator('[data-testid="stSpinner"]')).to_have_count(0, timeout=timeout)
+
+
+def _drawn(page, lesson: str, step: int):
+    """The page marks the end of a step's content; wait for that step's mark."""
+    expect(page.locator(f'.tl-done[data-lesson="{lesson}"][data-step="{step}"]')).to_have_count(1, timeout=180_000)
+    _settled(page)
+
+
+def _next(page, lesson: str, step: int, total: int):
+    page.get_by_role("button", name="Next ▶").click()
+    title = {"coarsening": "Thread coarsening", "coalescing": "Coalescing"}[lesson]
+    expect(page.get_by_text(f"{title} · step {step} of {total}")).to_be_visible(timeout=180_000)
+    _drawn(page, lesson, step)
+
+
+def _shot(page, name: str):
+    """The whole step: Streamlit scrolls inside its main block, so grow the window to fit it."""
+    height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight")
+    page.set_viewport_size({"width": 1600, "height": max(1000, min(int(height) + 120, 6000))})
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(SHOTS / f"lessons_{name}.png"))
+    page.set_viewport_size({"width": 1600, "height": 1000})
+
+
+COARSENING = ["kernel", "block", "ptx", "warps", "occupancy", "gpu", "full"]
+COALESCING = ["rows", "cols", "strided", "transpose", "opaque", "ncu"]
+
+
+def test_coarsening_lesson_on_a_projector(page, server):
+    page.goto(f"{server}/lessons?lesson=coarsening&step=1&big=1")
+    _drawn(page, "coarsening", 1)
+    # large type really applies: the root font is 22px
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"
+    _shot(page, "coarsening_1_kernel")
+    for i, name in enumerate(COARSENING[1:], start=2):
+        _next(page, "coarsening", i, len(COARSENING))
+        assert f"step={i}" in page.url
+        if name == "block":
+            expect(page.locator('[data-testid="stDataFrame"]').first).to_be_visible()
+        if name == "ptx":
+            expect(page.get_by_text(re.compile(r"ld\.global\.v4\.b32")).first).to_be_visible()
+        if name == "gpu":
+            expect(page.get_by_text("H100").first).to_be_visible()
+        if name == "full":
+            page.get_by_role("button", name="Run the full sweep").click()
+            expect(page.get_by_text("Each cell: elements per thread")).to_be_visible(timeout=180_000)
+            _drawn(page, "coarsening", i)
+        _shot(page, f"coarsening_{i}_{name}")
+    expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()
+
+
+def test_coalescing_lesson_step_by_step(page, server):
+    page.goto(f"{server}/lessons?lesson=coarsening&step=1&big=1")
+    expect(page.get_by_text("Thread coarsening · step 1 of 7")).to_be_visible(timeout=120_000)
+    page.get_by_text("Coalescing", exact=True).click()           # the lesson picker, as a teacher would
+    _drawn(page, "coalescing", 1)
+    expect(page.locator(".tl-sector").first).to_be_visible()
+    assert page.locator(".tl-sector").count() == 16              # 512 contiguous bytes
+    _shot(page, "coalescing_1_rows")
+    for i, name in enumerate(COALESCING[1:], start=2):
+        _next(page, "coalescing", i, len(COALESCING))
+        if name == "cols":
+            assert page.locator(".tl-sector").count() == 32
+        if name == "transpose":
+            expect(page.locator(".tl-grid").first).to_be_visible()
+            expect(page.get_by_text("through shared memory").first).to_be_visible()
+        _shot(page, f"coalescing_{i}_{name}")
+    expect(page.get_by_text("within ±10 %").first).to_be_visible()
+
+
+def test_a_link_opens_the_step_and_the_layouts_page(page, server):
+    page.goto(f"{server}/lessons?lesson=coalescing&step=3")
+    expect(page.get_by_text("Coalescing · step 3 of 6: Strided read")).to_be_visible(timeout=120_000)
+    _drawn(page, "coalescing", 3)
+    page.goto(f"{server}/layouts?kernel=matmul&target=cuda:80")
+    expect(page.get_by_text("mma.sync").first).to_be_visible(timeout=180_000)
+    _settled(page)
+    expect(page.locator(".tl-grid").first).to_be_visible()
+    expect(page.locator('[data-testid="stGraphVizChart"] svg').first).to_be_visible(timeout=60_000)
+    _shot(page, "layouts_matmul_sm80")

@@ -1,0 +1,147 @@
+"""torch.compile mode: the wrapper/kernel-file parsers on inline snippets, the kernels of the
+Inductor cache made on an H100 (tests/fixtures/inductor_cache, by
+benchmarks/gpu_torch_compile.py), the runner's no-GPU answer, and the page without a GPU."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, ROOT
+from inspectors import inductor
+
+INDUCTOR = FIXTURES / "inductor_cache"
+
+# As torch 2.11's wrapper codegen writes a kernel definition (codegen/triton.py define_kernel)
+WRAPPER = """
+from torch._inductor.async_compile import AsyncCompile
+async_compile = AsyncCompile()
+
+
+# kernel path: /tmp/torchinductor_root/2c/c2cj3aujugr33y6.py
+# Topologically Sorted Source Nodes: [add, relu], Original ATen: [aten.add, aten.relu]
+# Source node to ATen node mapping:
+#   add => add
+#   relu => relu
+# Graph fragment:
+#   %add : Tensor "f32[8192, 1024]" = call_function[target=torch.ops.aten.add.Tensor](args = (%arg0_1, %arg1_1))
+triton_poi_fused_add_relu_0 = async_compile.triton('triton_poi_fused_add_relu_0', '''
+import triton
+# kernel path: /not/this/one.py
+@triton.jit
+def triton_poi_fused_add_relu_0(in_ptr0, in_ptr1, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    pass
+''', device_str='cuda')
+
+
+triton_per_fused__softmax_1 = async_compile.triton('triton_per_fused__softmax_1', '''
+@triton.jit
+def triton_per_fused__softmax_1(in_ptr0, out_ptr2, xnumel, r0_numel, XBLOCK : tl.constexpr):
+    pass
+''', device_str='cuda')
+"""
+
+KERNEL_FILE = """
+@triton_heuristics.pointwise(
+    size_hints={'x': 8388608},
+    filename=__file__,
+    triton_meta={'signature': {'in_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}, 'constants': {}},
+    inductor_meta={'grid_type': 'Grid1D', 'autotune_hints': set(), 'kernel_name': 'triton_poi_fused_add_relu_0',
+                   'mutated_arg_names': [], 'optimize_mem': True, 'no_x_dim': False, 'num_load': 2,
+                   'num_reduction': 0, 'backend_hash': 'ABC', 'kernel_num_gb': 0.067, 'x': 1e-05},
+    min_elem_per_thread=0
+)
+"""
+
+
+def test_parse_wrapper_names_each_kernel_and_what_it_fused():
+    got = inductor.parse_wrapper(WRAPPER)
+    assert [(k.name, k.category, k.fused, k.source_nodes, k.aten_ops, k.kernel_path) for k in got] == [
+        ("triton_poi_fused_add_relu_0", "pointwise", "add_relu", ("add", "relu"), ("aten.add", "aten.relu"),
+         "/tmp/torchinductor_root/2c/c2cj3aujugr33y6.py"),
+        # no comment block of its own: the previous kernel's must not be borrowed
+        ("triton_per_fused__softmax_1", "persistent_reduction", "_softmax", (), (), ""),
+    ]
+    assert got[0].fused_ops == "add, relu" and got[1].fused_ops == " softmax"
+
+
+def test_parse_inductor_meta_scalars():
+    meta = inductor.parse_inductor_meta(KERNEL_FILE)
+    assert meta["kernel_name"] == "triton_poi_fused_add_relu_0"
+    assert (meta["num_load"], meta["num_reduction"], meta["optimize_mem"], meta["kernel_num_gb"], meta["x"]) == \
+        (2, 0, True, 0.067, 1e-05)
+    assert "signature" not in meta                       # triton_meta is not inductor_meta
+
+
+def test_split_name():
+    assert inductor.split_name("triton_red_fused_native_layer_norm_3") == ("reduction", "native_layer_norm")
+    assert inductor.split_name("my_kernel") == ("other", "my_kernel")
+
+
+def test_kernels_of_the_gpu_run_fixture():
+    kernels = {k.name: k for k in inductor.collect(INDUCTOR)}
+    assert set(kernels) == {"triton_poi_fused_add_relu_0", "triton_poi_fused_add_mul_relu_0",
+                            "triton_poi_fused_add_mul_tanh_0", "triton_per_fused_div_exp_max_sub_sum_unsqueeze_0"}
+    relu = kernels["triton_poi_fused_add_relu_0"]
+    assert (relu.source_nodes, relu.aten_ops) == (("add", "relu"), ("aten.add", "aten.relu"))
+    lora = kernels["triton_poi_fused_add_mul_relu_0"]
+    assert lora.source_nodes == ("mul", "add", "add_1", "relu") and lora.meta["num_load"] == 3
+    softmax = kernels["triton_per_fused_div_exp_max_sub_sum_unsqueeze_0"]
+    assert softmax.category == "persistent_reduction" and "aten.exp" in softmax.aten_ops
+    assert softmax.meta["num_reduction"] == 2
+    # each kernel is linked to the Triton cache folders compiled from its file (one per autotune config)
+    assert {k: len(v.cache_entries) for k, v in kernels.items()} == {
+        "triton_poi_fused_add_relu_0": 2, "triton_poi_fused_add_mul_relu_0": 2,
+        "triton_poi_fused_add_mul_tanh_0": 2, "triton_per_fused_div_exp_max_sub_sum_unsqueeze_0": 1}
+    for k in kernels.values():
+        for path in k.cache_entries:
+            assert Path(path).parent == INDUCTOR / "triton" / "0" and k.name in {p.stem for p in Path(path).iterdir()}
+
+
+def test_the_committed_gpu_run_matches_the_fixture():
+    summary = json.loads((ROOT / "benchmarks" / "results" / "gpu_torch_compile.json").read_text())
+    assert summary["gpu"].startswith("NVIDIA") and summary["triton"] == "3.6.0"
+    assert set(summary["examples"]) == set(inductor.EXAMPLES)
+    fixture = {k.name for k in inductor.collect(INDUCTOR)}
+    for name, run in summary["examples"].items():
+        assert run["error"] is None and run["max_abs_diff"] < 1e-5, name
+        assert {k["name"] for k in run["kernels"]} <= fixture
+        assert run["compiled_ms"] < run["eager_ms"]        # fused: one kernel instead of several
+    assert summary["pass_dump"]["passes"] > 200
+
+
+@pytest.mark.skipif(bool(inductor.gpu_probe()), reason="this machine has a GPU")
+def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
+    fn = tmp_path / "fn.py"
+    fn.write_text(inductor.EXAMPLES["bias_add_relu"])
+    proc = subprocess.run([sys.executable, "-m", "inspectors.inductor", str(fn), "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert run.error["kind"] == "no_gpu" and "needs an NVIDIA GPU" in run.error["message"]
+    assert run.kernels == () and not (tmp_path / "out").exists()          # nothing was run or written
+
+
+
+def test_page_without_gpu_still_opens_the_copied_cache():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app" / "pages" / "caches.py"), default_timeout=120)
+    at.run()
+    at.radio(key="caches_mode").set_value("torch.compile").run()
+    assert not at.exception, at.exception
+    if not inductor.gpu_probe():
+        assert any("No GPU on this machine" in w.value for w in at.warning)
+        assert at.button(key="tc_run").disabled
+    at.selectbox(key="tc_example").set_value("softmax").run()
+    assert "torch.exp(z)" in at.text_area(key="tc_source").value
+    pick = at.selectbox(key="tc_pick")
+    assert len(pick.options) == 1 + 7                       # every config of every kernel
+    pick.set_value(1).run()
+    assert not at.exception, at.exception
+    import html as html_mod
+    import re
+    html = "\n".join(el.proto.body for el in at.get("html"))
+    text = html_mod.unescape(re.sub(r"<[^>]+>", "", html))
+    assert 'data-stage="ptx"' in html and 'data-stage="source"' in html
+    assert "tl.load(in_ptr0" in text and "ld.global" in text

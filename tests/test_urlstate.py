@@ -1,0 +1,89 @@
+"""The explorer's state in the URL: a link reproduces the page; what a link says is checked."""
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import urlstate
+from conftest import ROOT
+
+APP = str(ROOT / "app" / "main.py")
+KERNELS = ["vector_add", "softmax", "ws:mine.py"]
+TARGETS = ["cuda:80", "cuda:90", "hip:gfx942"]
+WARPS = [None, 1, 2, 4, 8]
+STAGES = [None, 1, 2, 3]
+
+
+def _text(html: str) -> str:
+    import html as h
+    return h.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_parse_and_encode_round_trip():
+    params = {"kernel": "ws:mine.py", "target": "cuda:80", "num_warps": "8", "num_stages": "2",
+              "constexprs": "BLOCK_SIZE=512", "panels": "source,ptx", "launch": "2", "line": "27", "run": "1"}
+    state = urlstate.parse(params, KERNELS, TARGETS, WARPS, STAGES)
+    assert state == urlstate.UrlState(kernel="ws:mine.py", target="cuda:80", num_warps=8, num_stages=2,
+                                      constexprs="BLOCK_SIZE=512", panels=("source", "ptx"), launch=1, line=27,
+                                      run=True)
+    again = urlstate.encode({"kernel": state.kernel, "target": state.target, "num_warps": state.num_warps,
+                             "num_stages": state.num_stages, "constexprs": state.constexprs,
+                             "panels": list(state.panels), "launch": state.launch, "line": state.line, "run": True})
+    assert again == params
+
+
+@pytest.mark.parametrize("key,value", [
+    ("kernel", "../../etc/passwd"), ("kernel", "ws:../x.py"), ("target", "sm_61"), ("num_warps", "3"),
+    ("num_warps", "eight"), ("num_stages", "99"), ("panels", "ptx,<script>"), ("panels", "a,b,c,d"),
+    ("panels", "source,ttir,ttgir,ptx"), ("launch", "0"), ("line", "-4"), ("constexprs", "A=1\nB=2"),
+    ("signature", "x" * 600),
+])
+def test_hostile_values_are_ignored_and_said(key, value):
+    state = urlstate.parse({key: value}, KERNELS, TARGETS, WARPS, STAGES)
+    assert getattr(state, key) is None
+    assert len(state.ignored) == 1 and state.ignored[0].startswith(f"{key}=")
+
+
+def test_link_reproduces_the_page():
+    source = (ROOT / "kernels" / "softmax.py").read_text().splitlines()
+    load_line = next(i for i, l in enumerate(source, 1) if "tl.load(" in l)
+    link = {"kernel": "softmax", "target": "cuda:80", "num_warps": "8", "panels": "source,ptx",
+            "line": str(load_line), "run": "1"}
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update(link)
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert at.selectbox(key="picker").value == "softmax"
+    assert at.selectbox(key="target").value == "cuda:80"
+    assert at.selectbox(key="num_warps").value == 8
+    assert at.multiselect(key="stages-cuda").value == ["source", "ptx"]
+    assert at.selectbox(key="follow").value == load_line
+    ptx = next(el.proto.body for el in at.get("html") if 'data-stage="ptx"' in el.proto.body)
+    assert re.search(r"\.target\s+sm_80", _text(ptx))
+    assert re.search(rf'class="l [^"]*\bsel\b[^"]*" data-line="\d+" data-py="{load_line}"', ptx)
+    assert at.query_params == {**link, "launch": "1"}   # the page writes back what it shows
+
+    # change the page: the URL follows
+    at.selectbox(key="target").set_value("cuda:90").run()
+    at.multiselect(key="stages-cuda").set_value(["ttgir", "ptx"]).run()
+    assert at.query_params["target"] == "cuda:90" and at.query_params["panels"] == "ttgir,ptx"
+
+    # and that URL, opened anew (another browser), gives the same page
+    again = AppTest.from_file(APP, default_timeout=240)
+    again.query_params.update(at.query_params)
+    again.run()
+    assert not again.exception
+    assert again.selectbox(key="target").value == "cuda:90"
+    assert again.multiselect(key="stages-cuda").value == ["ttgir", "ptx"]
+    assert again.selectbox(key="follow").value == load_line
+    assert any(re.search(r"\.target\s+sm_90", _text(el.proto.body))
+               for el in again.get("html") if 'data-stage="ptx"' in el.proto.body)
+
+
+def test_bad_link_warns_and_still_works():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update({"kernel": "../../etc/passwd", "target": "sm_61"})
+    at.run()
+    assert not at.exception
+    assert at.warning and "kernel='../../etc/passwd'" in at.warning[0].value
+    assert at.selectbox(key="picker").value == "vector_add"
