@@ -1,4 +1,4 @@
-"""Triton Lens: `streamlit run app/main.py`. The page list; each page is a file in app/pages/."""
+"""Triton Lens: `streamlit run app/main.py`. The page list; each page is a file in app/views/."""
 from __future__ import annotations
 
 import sys
@@ -15,12 +15,12 @@ panels.inject_css()
 services.engine()          # start the warm compile worker with the first page load
 
 PAGES = [
-    st.Page("pages/explorer.py", title="Explorer", icon="🔬", default=True, url_path="explorer"),
-    st.Page("pages/diff.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("pages/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark"),
-    st.Page("pages/caches.py", title="Caches & torch.compile", icon="🗂", url_path="caches"),
-    st.Page("pages/passes.py", title="Pass pipeline", icon="🪜", url_path="passes"),
-    st.Page("pages/layouts.py", title="Layouts", icon="🧩", url_path="layouts"),
-    st.Page("pages/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
+    st.Page("views/explorer.py", title="Explorer", icon="🔬", default=True, url_path="explorer"),
+    st.Page("views/diff.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("views/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark"),
+    st.Page("views/caches.py", title="Caches & torch.compile", icon="🗂", url_path="caches"),
+    st.Page("views/passes.py", title="Pass pipeline", icon="🪜", url_path="passes"),
+    st.Page("views/layouts.py", title="Layouts", icon="🧩", url_path="layouts"),
+    st.Page("views/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
 ]
 st.navigation(PAGES).run()

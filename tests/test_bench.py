@@ -307,12 +307,12 @@ def test_reference_tables_are_rebuilt_from_the_raw_gpu_output():
 
 # -- the page -------------------------------------------------------------------------------------
 
-PAGE = str(ROOT / "app" / "pages" / "benchmark.py")
+PAGE = str(ROOT / "app" / "views" / "benchmark.py")
 
 
 def test_main_registers_the_benchmark_page():
     text = (ROOT / "app" / "main.py").read_text()
-    assert 'st.Page("pages/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark")' in text
+    assert 'st.Page("views/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark")' in text
 
 
 @needs_no_gpu

@@ -61,8 +61,6 @@ def page(server):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        # The app's front door first: a server that has not run app/main.py yet treats a direct
-        # link to a page as a file of app/pages/ (Streamlit's pages-folder mode, Streamlit 1.67)
         page.goto(server)
         expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)
         yield page

@@ -154,7 +154,7 @@ def _html(at) -> str:
 
 def test_page_opens_a_fixture_kernel_in_the_viewer():
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(ROOT / "app" / "pages" / "caches.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app" / "views" / "caches.py"), default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     loc = at.selectbox(key="cache_location")

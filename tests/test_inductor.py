@@ -126,7 +126,7 @@ def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
 
 def test_page_without_gpu_still_opens_the_copied_cache():
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(ROOT / "app" / "pages" / "caches.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app" / "views" / "caches.py"), default_timeout=120)
     at.run()
     at.radio(key="caches_mode").set_value("torch.compile").run()
     assert not at.exception, at.exception

@@ -18,7 +18,7 @@ def _markdown(at) -> str:
 
 def _open(params: dict) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=240)
-    at.switch_page("pages/lessons.py")
+    at.switch_page("views/lessons.py")
     at.query_params.update(params)
     at.run()
     assert not at.exception, at.exception
@@ -99,7 +99,7 @@ def test_sweep_widths_match_the_ptx(engine):
 
 def test_layouts_page_draws_the_mma_accumulator():
     at = AppTest.from_file(APP, default_timeout=240)
-    at.switch_page("pages/layouts.py")
+    at.switch_page("views/layouts.py")
     at.query_params.update({"kernel": "matmul", "target": "cuda:80"})
     at.run()
     assert not at.exception, at.exception

@@ -171,7 +171,7 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     assert "📄 vector_add.py" in again.selectbox(key="picker").options
     again.selectbox(key="picker").set_value("ws:vector_add.py").run()
     assert again.text_area(key="source").value == original + "\n# back to 1024\n"
-    again.switch_page("pages/diff.py").run()
+    again.switch_page("views/diff.py").run()
     assert not again.exception, again.exception
     assert len(again.selectbox(key="cmp-a").options) == 2
     assert again.subheader[0].value.startswith("loads v1 → v4")

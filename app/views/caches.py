@@ -240,10 +240,10 @@ else:
                 opened = _open(str(path), _mtime(path), (str(inductor_dir),))
             except (OSError, ValueError) as e:
                 st.error(f"Cannot open {path}: {e}")
-    bench = ROOT / "app" / "pages" / "benchmark.py"
+    bench = ROOT / "app" / "views" / "benchmark.py"
     if bench.exists():
         try:
-            st.page_link("pages/benchmark.py", label="Time compiled vs eager in the benchmark page", icon="⏱")
+            st.page_link("views/benchmark.py", label="Time compiled vs eager in the benchmark page", icon="⏱")
         except Exception:  # noqa: BLE001 - the page may not be registered yet
             st.caption("Compiled vs eager timing: see the benchmark page.")
 

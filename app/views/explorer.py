@@ -324,7 +324,7 @@ else:
     if h1.button("⇄ Compare with previous", key="compare-previous", disabled=previous is None,
                  help="Open the Compare page: this compile against the one before it"):
         st.session_state["compare_pick"] = (previous, current)
-        st.switch_page("pages/diff.py")
+        st.switch_page("views/diff.py")
     request_now = st.session_state.get("result_request")
     if request_now is not None:
         h2.download_button("⬇ Zip: every stage + report", key="export", on_click="ignore",
