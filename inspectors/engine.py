@@ -74,6 +74,7 @@ class Engine:
     def _spawn(self) -> _Worker:
         env = dict(os.environ)
         env["TRITON_CACHE_DIR"] = str(self.settings.triton_cache_dir)
+        env["TLENS_TRITON_CACHE_BASE"] = str(self.settings.triton_cache_dir)
         env["TLENS_WORKER_MEMORY_MB"] = str(self.settings.worker_memory_mb)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)

@@ -153,6 +153,14 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     path = (job_dir / filename).resolve()
     path.write_text(req.source, encoding="utf-8")
     modname = f"tlens_user_{job_dir.name.replace('-', '_')}"
+    # Triton's cache key covers the kernel's source but not its file name, and the stages
+    # name the file (loc("vector_add.py":27:9), .file 1 "vector_add.py"): one cache folder
+    # per file name, so a kernel saved under another name never shows the first one's name.
+    saved_cache = os.environ.get("TRITON_CACHE_DIR")
+    base = os.environ.get("TLENS_TRITON_CACHE_BASE")
+    if base:
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(base, "by-file", safe)
     saved_cwd, saved_modules = os.getcwd(), set(sys.modules)
     saved_device = torch.get_default_device()
     kernels: list[KernelResult] = []
@@ -191,6 +199,8 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         error = CompileError("runtime", f"{type(e).__name__}: {e}", filename,
                              _user_line_from_tb(e.__traceback__, path.name), traceback.format_exc())
     finally:
+        if saved_cache is not None:
+            os.environ["TRITON_CACHE_DIR"] = saved_cache
         os.chdir(saved_cwd)
         torch.set_default_device(saved_device)
         for name in set(sys.modules) - saved_modules:

@@ -223,3 +223,13 @@ def test_forking_launcher_is_stopped_with_its_children(engine, snippet, tmp_path
         except (ProcessLookupError, FileNotFoundError):
             pass
     assert _compile(engine, snippet, "vadd.py", kernel="add_kernel").ok
+
+
+def test_same_kernel_under_two_file_names(engine, snippet):
+    """Triton's cache key ignores the file name; the stages must still name the file compiled."""
+    src = snippet("vadd.py")
+    first = engine.compile(CompileRequest(source=src, filename="first_name.py", kernel="add_kernel"))
+    second = engine.compile(CompileRequest(source=src, filename="second_name.py", kernel="add_kernel"))
+    assert 'loc("first_name.py":' in first.kernels[0].stages["ttir"]
+    assert 'loc("second_name.py":' in second.kernels[0].stages["ttir"]
+    assert '"second_name.py"' in second.kernels[0].stages["ptx"]
