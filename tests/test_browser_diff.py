@@ -1,30 +1,18 @@
 """History, Compare, workspace and links in headless Chromium, against a real server with a
 workspace folder of its own. Screenshots go to artifacts/screenshots/."""
-import os
 import re
-import shutil
-import subprocess
-import sys
 import time
-import urllib.request
 import zipfile
-from pathlib import Path
 
 import pytest
 
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
 from conftest import ROOT
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = ROOT / "artifacts" / "screenshots"
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
-    pytest.skip("Chromium is not installed", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
-from test_browser import _free_port  # noqa: E402
 
 VECTOR_ADD = (ROOT / "kernels" / "vector_add.py").read_text()
 SMALL_BLOCK = VECTOR_ADD.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")
@@ -37,26 +25,8 @@ def workspace(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(workspace):
-    port = _free_port()
-    env = dict(os.environ, TLENS_WORKSPACE_DIR=str(workspace))
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-                             "--server.port", str(port), "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start")
-    yield url
-    os.killpg(proc.pid, 9)
-    proc.wait()
+    with running_app(dict(TLENS_WORKSPACE_DIR=str(workspace))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -2,57 +2,22 @@
 open a link in large type, one click on "Next" per step, a screenshot of every step
 (artifacts/screenshots/lessons_*.png), then the Layouts page. Skips without Chromium, except
 in CI where that is a failure (same server/page fixtures as tests/test_browser.py)."""
-import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SHOTS = ROOT / "artifacts" / "screenshots"
-
-if not Path(CHROMIUM).exists():
-    if os.environ.get("CI"):
-        raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
-    pytest.skip("Chromium is not installed", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def server():
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-                             "--server.port", str(port), "--server.headless", "true"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        pytest.fail("streamlit did not start")
-    yield url
-    os.killpg(proc.pid, 9)
-    proc.wait()
+    with running_app() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

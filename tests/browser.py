@@ -1,0 +1,61 @@
+"""What every browser test file shares: Debian's Chromium (Playwright's own download does not
+work here), and a real `streamlit run app/main.py` on a free port. The server's output goes
+to artifacts/streamlit-<port>.log (a pipe nobody reads would fill and stall the server)."""
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+SHOTS = ROOT / "artifacts" / "screenshots"
+
+
+def require_chromium() -> None:
+    """Skip the calling module without Chromium, except in CI where that is a failure."""
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            raise RuntimeError("CI needs Chromium for the browser tests: apt-get install chromium")
+        pytest.skip("Chromium is not installed", allow_module_level=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(env: dict | None = None):
+    """Yields the URL of a fresh server; kills its whole process group afterwards."""
+    port = free_port()
+    log_path = ROOT / "artifacts" / f"streamlit-{port}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+                                 "--server.port", str(port), "--server.headless", "true"],
+                                cwd=ROOT, env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + 120
+            while True:
+                try:
+                    if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
+                        break
+                except OSError:
+                    if time.time() > deadline:
+                        pytest.fail(f"streamlit did not start (log: {log_path})")
+                    time.sleep(0.5)
+            yield url
+        finally:
+            os.killpg(proc.pid, 9)
+            proc.wait()
