@@ -1,6 +1,6 @@
 """The Benchmark page's pieces: the cached GPU probe, the result (headline figures, table,
 chart, CSV) and the committed reference results. Timing itself happens in
-inspectors.bench_worker's process, never here."""
+inspectors.bench.worker's process, never here."""
 from __future__ import annotations
 
 import json
@@ -10,8 +10,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from inspectors import bench, bench_worker
-from inspectors.bench import BenchResult
+from inspectors.bench import model as bench
+from inspectors.bench import worker as bench_worker
+from inspectors.bench.model import BenchResult
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "bench"
 

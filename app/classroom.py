@@ -9,7 +9,8 @@ import math
 
 import graphviz
 
-from inspectors import coalescing, layout_view
+from inspectors.explain import coalescing
+from inspectors.explain import layout_view
 
 # One light colour per warp (16 warps at most in a program; more repeat).
 WARP_COLOURS = ("#cfe8ff", "#ffe0b3", "#d5f5d5", "#f9d0e4", "#e6dcff", "#fff4a8", "#c8f0ee", "#ffd6cc",

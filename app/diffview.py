@@ -9,9 +9,9 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 
 from app import render
-from inspectors import stages
-from inspectors.diff import StageDiff, inline_spans
-from inspectors.lexers import lexer_for
+from inspectors.base import stages
+from inspectors.explain.diff import StageDiff, inline_spans
+from inspectors.read.lexers import lexer_for
 
 # Row classes: what the colour of a row means.
 LEGEND = {

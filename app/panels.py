@@ -6,9 +6,9 @@ import hashlib
 import streamlit as st
 
 from app import render, services
-from inspectors.errors import CompileError
-from inspectors.result import CompileResult, KernelResult
-from inspectors.stages import Stage
+from inspectors.base.errors import CompileError
+from inspectors.base.result import CompileResult, KernelResult
+from inspectors.base.stages import Stage
 
 
 def inject_css() -> None:
@@ -162,7 +162,7 @@ def _resources(insight, kernel: KernelResult) -> None:
 
 def _thread_map(insight, source_lines: list[str]) -> None:
     """%ctaid/%tid: addresses rebuilt from the PTX, and the layout's element ownership."""
-    from inspectors.threadmap import thread_examples
+    from inspectors.explain.threadmap import thread_examples
     seen = set()
     for mapping in insight.mappings:
         key = (mapping.formula, mapping.shape)

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 
-from inspectors import memops, stages
-from inspectors.lexers import lexer_for
+from inspectors.read import memops
+from inspectors.base import stages
+from inspectors.read.lexers import lexer_for
 
 # Line classes, shown in the legend: what the colour of a line means.
 LEGEND = {

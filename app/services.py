@@ -6,9 +6,10 @@ import json
 
 import streamlit as st
 
-from inspectors import sass, settings as settings_mod
-from inspectors.engine import Engine
-from inspectors.result import CompileRequest, CompileResult, KernelResult
+from inspectors.read import sass
+from inspectors.base import settings as settings_mod
+from inspectors.compile.engine import Engine
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 
 
 @st.cache_resource(show_spinner=False)
@@ -57,14 +58,14 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _insight(kernel_json: str, filename: str):
-    from inspectors.insight import analyze
+    from inspectors.explain.insight import analyze
     kernel = KernelResult.from_json(json.loads(kernel_json))
     return analyze(kernel, dict(kernel.stages), filename)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _sass_lines(sass_text: str, ptx: str, filename: str):
-    from inspectors import sourcemap
+    from inspectors.read import sourcemap
     return sourcemap.StageLines("sass", sourcemap.sass_lines(sass_text, filename, sourcemap.sass_hints(ptx, filename)))
 
 
@@ -74,8 +75,8 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     redoing the rest."""
     import dataclasses
 
-    from inspectors.insight import summarize_stage
-    from inspectors.sourcemap import SourceMap
+    from inspectors.explain.insight import summarize_stage
+    from inspectors.read.sourcemap import SourceMap
     base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base

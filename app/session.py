@@ -6,9 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from app import services
-from inspectors import diff, history, settings as settings_mod
-from inspectors.result import CompileRequest, CompileResult
-from inspectors.workspace import Workspace
+from inspectors.explain import diff
+from inspectors.store import history
+from inspectors.base import settings as settings_mod
+from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.store.workspace import Workspace
 
 SESSION_KEEP = 30        # records of this session kept in memory
 

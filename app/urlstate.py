@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from inspectors import stages
+from inspectors.base import stages
 
 KEYS = ("kernel", "target", "num_warps", "num_stages", "constexprs", "signature", "panels", "launch", "line", "run")
 _MAX_TEXT = 500

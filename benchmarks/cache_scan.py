@@ -8,7 +8,7 @@ each under a hash-like name of its own, files hard-linked (same inodes: the scan
 one scandir, one stat per file and reads the two small JSON files of every folder) and the
 `__grp__` JSON rewritten to name the copy. One folder in 50 is damaged (its metadata JSON
 truncated, or a stage file removed) so the broken-entry path is timed too. Then it times
-`inspectors.cache.scan` (median of --reps, warm page cache: the files were just written)
+`inspectors.store.cache.scan` (median of --reps, warm page cache: the files were just written)
 and a search in the result, and prints the figures.
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inspectors import cache  # noqa: E402
+from inspectors.store import cache  # noqa: E402
 
 DEFAULT_SOURCE = ROOT / "tests" / "fixtures" / "inductor_cache" / "triton" / "0"
 

@@ -59,9 +59,9 @@ def raw_once() -> dict:
 
 
 def engine_once(sass: bool) -> float:
-    from inspectors import settings as settings_mod
-    from inspectors.engine import Engine
-    from inspectors.result import CompileRequest
+    from inspectors.base import settings as settings_mod
+    from inspectors.compile.engine import Engine
+    from inspectors.base.result import CompileRequest
     with tempfile.TemporaryDirectory() as cache:
         os.environ["TLENS_TRITON_CACHE_DIR"] = cache
         engine = Engine(settings_mod.load())
@@ -80,7 +80,7 @@ def engine_once(sass: bool) -> float:
 
 def sass_seconds() -> float:
     code = ("import time, sys; sys.path.insert(0, %r)\n"
-            "from inspectors.sass import Disassembly\n"
+            "from inspectors.read.sass import Disassembly\n"
             "import glob\n"
             "cubin = open(sys.argv[1], 'rb').read()\n"
             "t = time.perf_counter(); Disassembly(cubin).result(); print(time.perf_counter() - t)") % str(ROOT)

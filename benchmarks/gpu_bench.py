@@ -2,12 +2,12 @@
 
     python3 benchmarks/gpu_bench.py --out DIR [--tune] [--budget-s 540]
 
-Imports inspectors.bench / inspectors.bench_worker and kernels only (no streamlit). Sections,
+Imports inspectors.bench.model / inspectors.bench.worker and kernels only (no streamlit). Sections,
 each written to DIR/gpu_bench.json as soon as it ends (a section that fails records its error
 and the next one runs):
 
   env      GPU, driver, torch, triton
-  panel    the Benchmark page's own code path: inspectors.bench_worker.run_benchmark, one worker
+  panel    the Benchmark page's own code path: inspectors.bench.worker.run_benchmark, one worker
            process per run, check then do_bench; the seeds' tables come from these runs (GELU,
            softmax, add-mul-activation sweeps with every baseline), and every library kernel
            at its largest size. The first run re-measures this GPU's ceilings.
@@ -36,9 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inspectors import bench  # noqa: E402
-from inspectors.bench import BenchRequest  # noqa: E402
-from inspectors.bench_worker import run_benchmark  # noqa: E402
+from inspectors.bench import model as bench, runner  # noqa: E402
+from inspectors.bench.model import BenchRequest  # noqa: E402
+from inspectors.bench.worker import run_benchmark  # noqa: E402
 
 MEMORY_BOUND = ("vector_add", "softmax", "gelu", "bias_relu", "add_mul_act", "giou", "coalescing", "coarsening")
 
@@ -82,7 +82,7 @@ class Report:
 
 def env_section() -> dict:
     import torch
-    info = bench.gpu_info(torch.cuda.current_device())
+    info = runner.gpu_info(torch.cuda.current_device())
     return {"gpu": info.__dict__, "describe": info.describe(), "python": sys.version.split()[0]}
 
 

@@ -2,14 +2,14 @@
 
     python3 benchmarks/gpu_torch_compile.py [--out DIR]        # DIR: $OUT by default
 
-For each example function of `inspectors.inductor.EXAMPLES` (bias-add + ReLU, LoRA's
+For each example function of `inspectors.compile.inductor.EXAMPLES` (bias-add + ReLU, LoRA's
 mul-add-ReLU, a hand-written GELU, a hand-written softmax) it runs the same code the app's
-torch.compile mode runs in its subprocess (`inspectors.inductor.run_source`), with Inductor's
+torch.compile mode runs in its subprocess (`inspectors.compile.inductor.run_source`), with Inductor's
 and Triton's caches under DIR/work (`inductor/` and `inductor/triton/0/`, Inductor's default
 layout). Then it
 
 * lists the Triton kernels Inductor generated and the ops each fused (from the wrapper);
-* reads every Triton cache folder back with `inspectors.cache` (scan + load), which checks
+* reads every Triton cache folder back with `inspectors.store.cache` (scan + load), which checks
   the cache format of this machine's Triton;
 * writes DIR/inductor_cache.tar.gz (the kernel folders of the Triton cache and Inductor's
   generated .py files, nothing else: the fixture `tests/fixtures/inductor_cache/`);
@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inspectors import inductor  # noqa: E402  (stdlib only at import: torch comes after the caches are set)
+from inspectors.compile import inductor  # noqa: E402 (stdlib only at import: torch comes after the caches are set)
 
 
 def main() -> int:
@@ -68,9 +68,9 @@ def main() -> int:
             print(f"    {k.name:45s} {k.category:22s} fuses [{k.fused_ops}]  aten [{', '.join(k.aten_ops)}]  "
                   f"{len(k.cache_entries)} cache folder(s)  meta {sorted(k.meta)}", flush=True)
 
-    # The cache as this machine's Triton wrote it, read back by inspectors.cache.
+    # The cache as this machine's Triton wrote it, read back by inspectors.store.cache.
     try:
-        from inspectors import cache
+        from inspectors.store import cache
         scan = cache.scan(triton_dir)
         rows = []
         for e in scan.entries:
@@ -107,8 +107,9 @@ def main() -> int:
     if time.perf_counter() - started < args.deadline:
         try:
             import gzip
-            from inspectors import passes, worker
-            from inspectors.result import CompileRequest
+            from inspectors.read import passes
+            from inspectors.compile import worker
+            from inspectors.base.result import CompileRequest
             os.environ["TRITON_CACHE_DIR"] = str(work / "lens-triton")
             job = work / "pass-job"
             result = worker.run_job(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(),

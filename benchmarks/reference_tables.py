@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from inspectors.bench import EAGER, COMPILED, TRITON, BenchResult  # noqa: E402
+from inspectors.bench.model import EAGER, COMPILED, TRITON, BenchResult  # noqa: E402
 
 ASSETS = ROOT / "assets" / "bench"
 

@@ -1,0 +1,20 @@
+"""Everything of Triton Lens that is not UI. Never imports streamlit.
+
+The folder tells the layer. The layers are in order, lowest first; a module imports only from
+its own layer and the layers above it in this list (tests/test_layering.py fails otherwise):
+
+    base/     the vocabulary: request/result types, errors, the stage table, targets, settings.
+    read/     compiler text (and NVIDIA's tools' output) -> frozen dataclasses, one module per
+              format: MLIR, PTX memory ops, SASS, source maps, resources, layouts, lexers, pass
+              dumps, Inductor's wrapper code.
+    explain/  analyses built from what read/ returns: insight, thread maps, vectorization,
+              coalescing, coarsening, layout views, diffs.
+    store/    files on disk: the workspace, the compile history, Triton cache folders, export.
+    compile/  processes that run the user's code and call Triton: the server-side engine, the
+              worker process, the torch.compile runner, and triton_shim (the one module that
+              touches Triton internals: triton._C, triton.compiler, triton.runtime, triton.backends).
+    bench/    the benchmark model (pure), and the GPU runner with its worker process.
+
+`python -m inspectors` (__main__.py, the CLI) sits on top and may import any layer; so does
+app/ (the Streamlit UI), which also imports kernels/.
+"""

@@ -27,10 +27,16 @@ import json
 import sys
 from pathlib import Path
 
-from . import stages as stage_table
-from .errors import CompileError
-from .result import CompileRequest, CompileResult
-from .targets import TargetError, parse as parse_target
+from inspectors.base import stages as stage_table
+from inspectors.base.errors import CompileError
+from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.base.targets import TargetError, parse as parse_target
+from inspectors.base import settings as settings_mod
+from inspectors.compile.engine import Engine
+from inspectors.explain.diff import diff_kernels
+from inspectors.explain.insight import analyze
+from inspectors.store.export import all_stages
+from inspectors.store.history import describe_options
 
 
 def _parse_constexpr(text: str) -> tuple[str, object]:
@@ -100,8 +106,6 @@ def _fail(error: CompileError, as_json: bool) -> int:
 
 
 def cmd_compile(args) -> int:
-    from . import settings as settings_mod
-    from .engine import Engine
 
     settings = settings_mod.load()
     target = args.target or settings.default_target
@@ -135,7 +139,6 @@ def cmd_compile(args) -> int:
 def _json(result: CompileResult, filename: str) -> dict:
     """Each kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
     memory_ops, source_map (line numbers are 1-based lines of the stage texts)."""
-    from .insight import analyze
     kernels = []
     for kernel in result.kernels:
         data = {k: v for k, v in kernel.to_json().items() if k != "cubin"}
@@ -155,11 +158,6 @@ def _print_text(result: CompileResult, stage: str) -> None:
 
 
 def cmd_diff(args) -> int:
-    from . import settings as settings_mod
-    from .diff import diff_kernels
-    from .engine import Engine
-    from .export import all_stages
-    from .insight import analyze
 
     settings = settings_mod.load()
     sides = {}
@@ -234,7 +232,6 @@ def _diff_json(sides, results, diffs) -> dict:
 
 
 def _print_diff(sides, results, diffs, show: str | None) -> None:
-    from .history import describe_options
     for side in ("a", "b"):
         path, req = sides[side]
         opts = describe_options(req)

@@ -90,7 +90,7 @@ def check():
                                    atol=1e-5, rtol=1e-5)
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 # The seed's sizes: batch 4 ... 262144 with weight width 2 * sqrt(batch) (4 ... 1024).
 BENCH_SIZES = (4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)
 BENCH_SIZE = 16384

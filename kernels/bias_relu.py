@@ -70,7 +70,7 @@ def check():
     torch.testing.assert_close(bias_relu(x, bias, XBLOCK=64), reference(x, bias))
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_N = 768
 BENCH_SIZES = (256, 1024, 4096, 16384, 65536, 262144)
 BENCH_SIZE = 16384

@@ -85,7 +85,7 @@ def check():
                                atol=1e-4, rtol=1e-5)
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_SIZES = (1024, 2048, 4096, 8192, 16384)
 BENCH_SIZE = 8192
 BENCH_SIZE_NAME = "M = N (fp32)"

@@ -63,7 +63,7 @@ def check():
         torch.testing.assert_close(add(x, y, BLOCK=block, num_warps=num_warps), reference(x, y))
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26, 2**28)
 BENCH_SIZE = 2**24
 BENCH_SIZE_NAME = "n (fp32 elements per vector)"

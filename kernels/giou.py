@@ -109,7 +109,7 @@ def check():
                                atol=1e-5, rtol=1e-5)
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_SIZES = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22, 2**24, 2**26)
 BENCH_SIZE = 2**22
 BENCH_SIZE_NAME = "boxes (fp32 x1 y1 x2 y2)"

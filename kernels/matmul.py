@@ -106,7 +106,7 @@ def check():
     torch.testing.assert_close(out, reference(a, b), atol=1e-2, rtol=1e-2)
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_SIZES = (512, 1024, 2048, 4096)
 BENCH_SIZE = 4096
 BENCH_SIZE_NAME = "M = N = K (fp16)"

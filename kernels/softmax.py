@@ -93,7 +93,7 @@ def check():
     torch.testing.assert_close(softmax(x, num_programs=5), reference(x))
 
 
-# ---- benchmark: read by inspectors/bench.py (the Benchmark page, benchmarks/gpu_bench.py) ----
+# ---- benchmark: read by inspectors/bench/model.py (the Benchmark page, benchmarks/gpu_bench.py) ----
 BENCH_ROWS = 16384
 BENCH_SIZES = (256, 512, 1024, 2048, 4096, 8192, 16384)
 BENCH_SIZE = 4096

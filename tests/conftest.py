@@ -16,8 +16,8 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 @pytest.fixture(scope="session")
 def engine(tmp_path_factory):
-    from inspectors import settings as settings_mod
-    from inspectors.engine import Engine
+    from inspectors.base import settings as settings_mod
+    from inspectors.compile.engine import Engine
     s = settings_mod.load()
     eng = Engine(s)
     assert eng.wait_ready(), "compile worker did not start"

@@ -17,8 +17,9 @@ import pytest
 
 import kernels
 from conftest import FIXTURES, ROOT, SNIPPETS
-from inspectors import bench, bench_worker
-from inspectors.bench import BenchRequest, BenchResult, Ceilings, Row, Timing
+from inspectors.bench import model as bench
+from inspectors.bench import worker as bench_worker
+from inspectors.bench.model import BenchRequest, BenchResult, Ceilings, Row, Timing
 
 # Lock files and the ceilings cache of these tests stay out of ~/.cache (the worker inherits this).
 os.environ.setdefault("TLENS_BENCH_DIR", tempfile.mkdtemp(prefix="tlens-test-bench-"))
@@ -148,7 +149,7 @@ def test_static_info_says_what_is_missing():
 LOCKER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from inspectors import bench
+    from inspectors.bench import model as bench
     directory, hold, wait = Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     try:
         with bench.gpu_lock("GPU-test", "test", wait, directory=directory, poll_s=0.02) as waited:
@@ -246,21 +247,21 @@ RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     import torch
-    from inspectors import bench
+    from inspectors.bench import model as bench, runner
     import kernels.vector_add as m
     info = bench.GpuInfo(0, "stand-in", "stand-in", "9.0", 1, 1.0, "0", "0", torch.__version__, "0")
     bench.store_ceilings(bench.Ceilings(1000.0, 100.0, 1, 1, info.key, "0", "t"))
-    spec = bench.KernelBench.from_module(m, "vector_add.py")
+    spec = runner.KernelBench.from_module(m, "vector_add.py")
     spec.sizes = (1000, 3000)
     def broken(x, y):
         raise RuntimeError("this baseline does not build")
     spec.baselines = lambda: {"broken": broken, "double": lambda x, y: (x + y) * 2}
     clock = lambda fn: (fn(), bench.Timing(0.5, 0.4, 0.6))[1]   # NOT a timing: bookkeeping only
     req = bench.BenchRequest("vector_add", sweep=True, providers=("torch eager", "broken", "double"))
-    r = bench.run_gpu(req, spec, lambda e: None, clock, info=info, device_type="cpu")
+    r = runner.run_gpu(req, spec, lambda e: None, clock, info=info, device_type="cpu")
     m.add = lambda x, y: x * y                                    # now Triton is wrong
     spec.kernel = m.add
-    r2 = bench.run_gpu(req, spec, lambda e: None, clock, info=info, device_type="cpu")
+    r2 = runner.run_gpu(req, spec, lambda e: None, clock, info=info, device_type="cpu")
     print(json.dumps([r.to_json(), r2.to_json()]))
 """)
 

@@ -1,7 +1,7 @@
 """A flash-attention-sized kernel through the engine, the insight and the renderer."""
 from app import render
-from inspectors.insight import analyze
-from inspectors.result import CompileRequest
+from inspectors.explain.insight import analyze
+from inspectors.base.result import CompileRequest
 
 
 def test_flash_attention_compiles_and_renders(engine, snippet):

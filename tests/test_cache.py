@@ -10,8 +10,8 @@ import time
 import pytest
 
 from conftest import FIXTURES, ROOT
-from inspectors import cache
-from inspectors.insight import analyze
+from inspectors.store import cache
+from inspectors.explain.insight import analyze
 
 INDUCTOR = FIXTURES / "inductor_cache"
 TRITON0 = INDUCTOR / "triton" / "0"

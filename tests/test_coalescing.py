@@ -1,4 +1,4 @@
-"""Coalescing estimates from the PTX (inspectors.coalescing): inline PTX, the lesson's kernels
+"""Coalescing estimates from the PTX (inspectors.explain.coalescing): inline PTX, the lesson's kernels
 compiled here, and the committed Nsight Compute run (assets/ncu/coalescing.json) they must
 agree with within ±10 %."""
 import json
@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from inspectors import coalescing
+from inspectors.explain import coalescing
 
 NCU = ROOT / "assets" / "ncu" / "coalescing.json"
 
@@ -117,7 +117,7 @@ def test_dram_traffic_of_the_strided_read_matches_the_unique_sector_estimate():
 
 def _compile(engine, slug):
     import kernels
-    from inspectors.result import CompileRequest
+    from inspectors.base.result import CompileRequest
     entry = next(k for k in (*kernels.LIBRARY, *kernels.LESSON_KERNELS) if k.slug == slug)
     result = engine.compile(CompileRequest(source=entry.source(), filename=entry.filename, target="cuda:90",
                                            sass=False))

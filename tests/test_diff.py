@@ -1,4 +1,4 @@
-"""inspectors.diff (noise, alignment, delta table), inspectors.export, the diff HTML, and
+"""inspectors.explain.diff (noise, alignment, delta table), inspectors.store.export, the diff HTML, and
 `python -m inspectors diff`: inline snippets, the golden fixtures renumbered, and real compiles."""
 import io
 import json
@@ -10,11 +10,11 @@ import zipfile
 import pytest
 
 from conftest import FIXTURES, ROOT, SNIPPETS
-from inspectors.diff import (delta_table, diff_stage, figures, headline, inline_spans, normalize,
+from inspectors.explain.diff import (delta_table, diff_stage, figures, headline, inline_spans, normalize,
                              normalize_line)
-from inspectors.export import all_stages, bundle
-from inspectors.insight import analyze
-from inspectors.result import CompileRequest
+from inspectors.store.export import all_stages, bundle
+from inspectors.explain.insight import analyze
+from inspectors.base.result import CompileRequest
 
 
 # ---------------------------------------------------------------------------- noise, one line each
@@ -189,7 +189,7 @@ def test_delta_table_vector_add_block_128_vs_1024(vadd_128_1024):
 
 
 def test_figures_round_trip_json(vadd_128_1024):
-    from inspectors.diff import Figures
+    from inspectors.explain.diff import Figures
     f = figures(*vadd_128_1024[1])
     assert Figures.from_json(json.loads(json.dumps(f.to_json()))) == f
     assert f.short().startswith("loads v4 · stores v4 · ")

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from inspectors.result import CompileRequest
+from inspectors.base.result import CompileRequest
 
 
 def _compile(engine, snippet, name, **kw):
@@ -185,7 +185,7 @@ def test_same_size_edit_is_not_served_stale_source(engine, snippet):
 
 
 def test_sass_on_demand_matches_worker_sass(engine, snippet):
-    from inspectors.sass import disassemble_b64
+    from inspectors.read.sass import disassemble_b64
     lazy = _compile(engine, snippet, "vadd.py", kernel="add_kernel", sass=False).kernels[0]
     eager = _compile(engine, snippet, "vadd.py", kernel="add_kernel").kernels[0]
     assert "sass" not in lazy.stages and "sass" in lazy.stage_names()

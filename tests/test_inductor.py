@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
-from inspectors import inductor
+from inspectors.compile import inductor
 
 INDUCTOR = FIXTURES / "inductor_cache"
 
@@ -115,7 +115,7 @@ def test_the_committed_gpu_run_matches_the_fixture():
 def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
     fn = tmp_path / "fn.py"
     fn.write_text(inductor.EXAMPLES["bias_add_relu"])
-    proc = subprocess.run([sys.executable, "-m", "inspectors.inductor", str(fn), "--out", str(tmp_path / "out")],
+    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(fn), "--out", str(tmp_path / "out")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr
     run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))

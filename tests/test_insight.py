@@ -10,14 +10,14 @@ import tempfile
 import pytest
 
 from conftest import FIXTURES, ROOT
-from inspectors.insight import analyze
-from inspectors.result import CompileRequest, KernelResult
-from inspectors.sass import nvidia_tool
+from inspectors.explain.insight import analyze
+from inspectors.base.result import CompileRequest, KernelResult
+from inspectors.read.sass import nvidia_tool
 
 GOLDEN = sorted((FIXTURES / "insight").glob("*.kernel.json"))
 FILES = {"matmul": "matmul.py", "atomic": "atomic.py", "strided": "strided.py"}
 
-# Independent of inspectors.memops: a global access is a line with one of these.
+# Independent of inspectors.read.memops: a global access is a line with one of these.
 _GLOBAL_RE = re.compile(r"^\s*(@!?%p\d+\s+)?(ld\.global|st\.global|atom\.global|red\.global|"
                         r"cp\.async\.(cg|ca)\.shared\.global|cp\.async\.bulk\.tensor)")
 _REG_RE = re.compile(r"REG:(\d+)")
@@ -53,7 +53,7 @@ def _check_invariants(kernel: KernelResult, filename: str):
     assert insight.resources.registers == int(_REG_RE.search(out).group(1))
     # 3. every .loc of the user's file that precedes an instruction is in the source map
     #    (inside an inline-asm block only its first .loc counts: LLVM numbers the asm's
-    #    lines on from there, see inspectors/sourcemap.py)
+    #    lines on from there, see inspectors/read/sourcemap.py)
     user_file = next(m.group(1) for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', ptx, re.M)
                      if m.group(2) == filename)
     locs, in_asm, first_in_asm = set(), False, False

@@ -1,5 +1,5 @@
-"""Element -> (warp, lane, register) maps of inspectors.layout_view (pure Python) and
-inspectors.threadmap.owned_elements, pinned against Triton's own layout engine.
+"""Element -> (warp, lane, register) maps of inspectors.explain.layout_view (pure Python) and
+inspectors.explain.threadmap.owned_elements, pinned against Triton's own layout engine.
 
 Triton 3.9 exposes its LinearLayout in `triton._C.libtriton.linear_layout.LinearLayout`
 (from_bases, apply, get_distributed_view, ...) and the conversion of a layout attribute to one
@@ -14,9 +14,9 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from inspectors import layout_view as V
-from inspectors.layouts import Blocked
-from inspectors.threadmap import owned_elements
+from inspectors.explain import layout_view as V
+from inspectors.read.layouts import Blocked
+from inspectors.explain.threadmap import owned_elements
 
 libtriton = pytest.importorskip("triton._C.libtriton")
 gluon = pytest.importorskip("triton.experimental.gluon.language._layouts")
@@ -90,7 +90,7 @@ def test_blocked_matches_triton(builder, params, shape):
     tl_layout = gluon.BlockedLayout(*params)
     ours = Blocked(*(tuple(p) for p in params))
     ll = check_against_triton(builder, tl_layout, ours, shape)
-    # and inspectors.threadmap (the Explorer's "Programs & threads"): same elements per thread;
+    # and inspectors.explain.threadmap (the Explorer's "Programs & threads"): same elements per thread;
     # the same register order too, except where sizePerThread > 1 along the slower dimension
     same_order = len(shape) == 1 or ours.size_per_thread[ours.order[-1]] == 1
     # a tensor smaller than sizePerThread: Triton drops the extra registers, threadmap repeats

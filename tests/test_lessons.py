@@ -3,7 +3,7 @@ against the PTX it comes from."""
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from inspectors import coarsening
+from inspectors.explain import coarsening
 
 APP = str(ROOT / "app" / "main.py")
 

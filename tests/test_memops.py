@@ -1,7 +1,7 @@
 """Memory-op parsing on inline PTX/SASS lines (copied from real compiles) and golden fixtures."""
 import json
 
-from inspectors.memops import amdgcn_memops, ptx_memops, sass_memops
+from inspectors.read.memops import amdgcn_memops, ptx_memops, sass_memops
 from conftest import FIXTURES
 
 PTX = """\

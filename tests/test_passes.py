@@ -7,8 +7,9 @@ import json
 import pytest
 
 from conftest import FIXTURES, ROOT
-from inspectors import passes
-from inspectors.result import CompileRequest, CompileResult, KernelResult
+from inspectors.read import passes
+from inspectors.explain import passdiff
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 
 PASS_DUMPS = FIXTURES / "passes"
 
@@ -130,10 +131,10 @@ def test_internal_pipeliner_dumps_do_not_replace_the_module():
 
 
 def test_fallback_diff_rows_pair_lines_side_by_side():
-    rows = passes._difflib_rows("a\nb\nc\n", "a\nB\nc\nd\n")
+    rows = passdiff._difflib_rows("a\nb\nc\n", "a\nB\nc\nd\n")
     assert [(r.kind, r.a, r.b) for r in rows] == [("equal", 1, 1), ("change", 2, 2), ("equal", 3, 3),
                                                   ("add", None, 4)]
-    assert passes.diff_rows("x\n", "y\n", "ttgir")          # the shared diff view or the fallback
+    assert passdiff.diff_rows("x\n", "y\n", "ttgir")          # the shared diff view or the fallback
 
 
 # ------------------------------------------------------------------------------ real dumps

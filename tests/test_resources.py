@@ -8,9 +8,9 @@ import subprocess
 import pytest
 
 from conftest import FIXTURES
-from inspectors.resources import (run_ptxas, Occupancy, occupancy, parse_ptxas_log, parse_res_usage, ptx_local_traffic,
+from inspectors.read.resources import (run_ptxas, Occupancy, occupancy, parse_ptxas_log, parse_res_usage, ptx_local_traffic,
                                   ptx_registers, ptxas_command, ptxas_for, resource_usage, sass_local_traffic)
-from inspectors.sass import disassemble, nvidia_tool
+from inspectors.read.sass import disassemble, nvidia_tool
 
 RES = FIXTURES / "resources"
 CASES = ("vector_add_sm90", "matmul_sm90", "matmul_sm80", "spill_sm90")

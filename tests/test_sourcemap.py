@@ -1,4 +1,4 @@
-"""Source maps (inspectors.sourcemap): inline snippets of each stage, copied from real
+"""Source maps (inspectors.read.sourcemap): inline snippets of each stage, copied from real
 Triton 3.9 output, with exact expected maps; then golden fixtures from
 `tests/fixtures/sourcemap/regen.py` (vector_add on sm_90 and sm_80, softmax on sm_90 and
 gfx942), where the tests assert facts a reader can check against the texts."""
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import FIXTURES
-from inspectors import sourcemap as sm
+from inspectors.read import sourcemap as sm
 
 SM = FIXTURES / "sourcemap"
 STD = "/work/main/.venv/lib/python3.11/site-packages/triton/language/standard.py"

@@ -1,6 +1,7 @@
 import pytest
 
-from inspectors import stages, targets
+from inspectors.base import stages
+from inspectors.base import targets
 
 
 def test_parse_cuda_and_hip():
@@ -25,7 +26,7 @@ def test_stage_table_drives_backends():
 
 
 def test_every_stage_has_a_lexer():
-    from inspectors.lexers import lexer_for
+    from inspectors.read.lexers import lexer_for
     for s in stages.STAGES:
         assert lexer_for(s.lexer) is not None
 

@@ -2,8 +2,8 @@
 import json
 
 from conftest import FIXTURES
-from inspectors.layouts import Blocked
-from inspectors.threadmap import owned_elements, ptx_addresses, tensor_mappings, thread_examples
+from inspectors.read.layouts import Blocked
+from inspectors.explain.threadmap import owned_elements, ptx_addresses, tensor_mappings, thread_examples
 
 PARAMS = ["x_ptr", "y_ptr", "out_ptr", "n"]
 

@@ -1,7 +1,8 @@
 """TTGIR reading (args, SSA, layouts) and the reasons given for scalar accesses."""
-from inspectors import layouts, mlir
-from inspectors.result import CompileRequest
-from inspectors.vectorization import analyze
+from inspectors.read import layouts
+from inspectors.read import mlir
+from inspectors.base.result import CompileRequest
+from inspectors.explain.vectorization import analyze
 
 TTGIR = """\
 #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

@@ -6,9 +6,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
-from inspectors.history import HistoryStore, new_record
-from inspectors.result import CompileRequest, CompileResult
-from inspectors.workspace import MAX_STEM, Workspace, WorkspaceError, safe_name
+from inspectors.store.history import HistoryStore, new_record
+from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.store.workspace import MAX_STEM, Workspace, WorkspaceError, safe_name
 
 APP = str(ROOT / "app" / "main.py")
 

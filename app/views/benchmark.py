@@ -12,8 +12,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app import bench_view
-from inspectors import bench_worker
-from inspectors.bench import BenchRequest, BenchResult
+from inspectors.bench import worker as bench_worker
+from inspectors.bench.model import BenchRequest, BenchResult
 import kernels
 
 # Streamlit forgets the widgets of pages not shown; keep the explorer's choices meanwhile.

@@ -18,7 +18,11 @@ from pathlib import Path
 import streamlit as st
 
 from app import panels, services
-from inspectors import cache, inductor, settings as settings_mod, stages, targets
+from inspectors.store import cache
+from inspectors.compile import inductor
+from inspectors.base import settings as settings_mod
+from inspectors.base import stages
+from inspectors.base import targets
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_cache"            # made on an H100, see below
@@ -29,7 +33,7 @@ OTHER = "Another folder…"
 settings = settings_mod.load()
 
 
-# ---- thin cached wrappers (logic lives in inspectors.cache / inspectors.inductor) -------------
+# ---- thin cached wrappers (logic lives in inspectors.store.cache / inspectors.compile.inductor) -------------
 @st.cache_data(show_spinner="Listing kernels…", max_entries=16)
 def _scan(root: str, root_mtime: float) -> cache.ScanResult:
     return cache.scan(root)
@@ -64,7 +68,7 @@ def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
     out.mkdir(parents=True, exist_ok=True)
     (out / "fn.py").write_text(source, encoding="utf-8")
     try:
-        proc = subprocess.run([sys.executable, "-m", "inspectors.inductor", str(out / "fn.py"), "--out", str(out)],
+        proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(out / "fn.py"), "--out", str(out)],
                               cwd=ROOT, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return inductor.InductorRun(function="fn.py", error={"kind": "timeout", "message":

@@ -10,9 +10,12 @@ from __future__ import annotations
 import streamlit as st
 
 from app import diffview, panels, services, session
-from inspectors import diff, history, stages, targets
-from inspectors.result import CompileRequest
-from inspectors.workspace import WorkspaceError
+from inspectors.explain import diff
+from inspectors.store import history
+from inspectors.base import stages
+from inspectors.base import targets
+from inspectors.base.result import CompileRequest
+from inspectors.store.workspace import WorkspaceError
 import kernels
 
 WARPS = [None, 1, 2, 4, 8, 16, 32]

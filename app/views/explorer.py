@@ -16,9 +16,13 @@ import time
 import streamlit as st
 
 from app import panels, services, session, urlstate
-from inspectors import diff, export, settings as settings_mod, stages, targets
-from inspectors.result import CompileRequest
-from inspectors.workspace import WorkspaceError
+from inspectors.explain import diff
+from inspectors.store import export
+from inspectors.base import settings as settings_mod
+from inspectors.base import stages
+from inspectors.base import targets
+from inspectors.base.result import CompileRequest
+from inspectors.store.workspace import WorkspaceError
 import kernels
 
 settings = settings_mod.load()

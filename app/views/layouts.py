@@ -4,7 +4,7 @@ Top to bottom: what to compile (a library kernel, a target, num_warps), the laun
 layouts the TTGIR uses (parameters in words, the tensors that carry them, conversions and
 shared-memory buffers), then for a chosen layout and tensor shape: which warp, lane and
 register own each element, and program → warps → threads → registers → elements as a graph.
-Mappings come from inspectors.layout_view (Triton's linear-layout algebra in pure Python,
+Mappings come from inspectors.explain.layout_view (Triton's linear-layout algebra in pure Python,
 checked against Triton's own in tests/test_layouts_view.py).
 """
 from __future__ import annotations
@@ -12,8 +12,11 @@ from __future__ import annotations
 import streamlit as st
 
 from app import classroom, services
-from inspectors import layout_view, layouts, settings as settings_mod, targets
-from inspectors.result import CompileRequest
+from inspectors.explain import layout_view
+from inspectors.read import layouts
+from inspectors.base import settings as settings_mod
+from inspectors.base import targets
+from inspectors.base.result import CompileRequest
 import kernels
 
 settings = settings_mod.load()

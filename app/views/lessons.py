@@ -5,7 +5,7 @@
   from a committed GPU run (assets/gpu/coarsening_bandwidth.json) when there is one.
 * Coalescing: the same data read row-wise and column-wise, a strided read, a naive transpose
   and its layout conversion through shared memory: for every global access, bytes per warp,
-  32-byte sectors and efficiency, estimated from the PTX (inspectors.coalescing); Nsight
+  32-byte sectors and efficiency, estimated from the PTX (inspectors.explain.coalescing); Nsight
   Compute's figures from a committed run (assets/ncu/coalescing.json) beside them.
 
 Every step says what to look at. A link opens a lesson at a step: `?lesson=coalescing&step=4`
@@ -23,8 +23,11 @@ import pandas as pd
 import streamlit as st
 
 from app import classroom, services
-from inspectors import coalescing, coarsening, layout_view, settings as settings_mod
-from inspectors.result import CompileRequest, KernelResult
+from inspectors.explain import coalescing
+from inspectors.explain import coarsening
+from inspectors.explain import layout_view
+from inspectors.base import settings as settings_mod
+from inspectors.base.result import CompileRequest, KernelResult
 import kernels
 
 ROOT = Path(__file__).resolve().parents[2]

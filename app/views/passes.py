@@ -11,13 +11,16 @@ import html
 import streamlit as st
 
 from app import services
-from inspectors import passes, settings as settings_mod, targets
-from inspectors.result import CompileRequest
+from inspectors.read import passes
+from inspectors.explain import passdiff
+from inspectors.base import settings as settings_mod
+from inspectors.base import targets
+from inspectors.base.result import CompileRequest
 import kernels
 
-try:                              # the shared diff view (app/diffview.py, inspectors/diff.py)
+try:                              # the shared diff view (app/diffview.py, inspectors/explain/diff.py)
     from app import diffview
-    from inspectors import diff as diff_mod
+    from inspectors.explain import diff as diff_mod
 except ImportError:               # not there: a plain side-by-side of our own below
     diffview = diff_mod = None
 
@@ -38,7 +41,7 @@ def _diff_html(stage: str, before: str, after: str, ignore_noise: bool, a_label:
     if diffview is not None:
         d = diff_mod.diff_stage(stage, before, after, ignore_noise)
         return diffview.legend_html(d), diffview.render_diff_html(d, before, after, 3, a_label, b_label)
-    return "", _plain_diff_html(passes.diff_rows(before, after), a_label, b_label)
+    return "", _plain_diff_html(passdiff.diff_rows(before, after), a_label, b_label)
 
 
 def _plain_diff_html(rows, a_label: str, b_label: str) -> str:

@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import stages as stage_table
-from .result import ArgSpec, KernelResult
+from inspectors.base import stages as stage_table
+from inspectors.base.result import ArgSpec, KernelResult
 
 # File suffix (after the kernel name) -> stage name, from the stage table: the cache names
 # files after `CompiledKernel.asm` keys (`.ttir`, `.llir`), a dump adds `.sass`.

@@ -23,9 +23,12 @@ import re
 import zipfile
 from typing import Sequence
 
-from . import stages as stage_table
-from .insight import Insight, analyze
-from .result import CompileRequest, CompileResult, KernelResult
+from inspectors.base import stages as stage_table
+from inspectors.explain.insight import Insight, analyze
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult
+from inspectors.explain.diff import figures
+from inspectors.read.sass import disassemble_b64
+from inspectors.store.history import describe_options
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
 _EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -41,7 +44,6 @@ def all_stages(kernel: KernelResult) -> dict[str, str]:
     """The kernel's stages, SASS disassembled from the cubin when it is not there yet."""
     texts = dict(kernel.stages)
     if "sass" not in texts and kernel.cubin:
-        from .sass import disassemble_b64
         texts["sass"] = disassemble_b64(kernel.cubin)
     return texts
 
@@ -79,8 +81,6 @@ def report(request: CompileRequest, result: CompileResult, filename: str,
            insights: Sequence[Insight], stage_texts: Sequence[dict[str, str]] | None = None) -> str:
     """Markdown: what was compiled, then per launch its figures, memory operations and
     source map (Python line -> lines of each stage)."""
-    from .diff import figures
-    from .history import describe_options
     source_lines = request.source.splitlines()
     out = [f"# {filename} for {request.target}", "",
            f"Triton {result.triton_version} · options: {describe_options(request) or 'as the launcher says'} · "

@@ -12,9 +12,13 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import memops, resources, sourcemap, threadmap, vectorization
-from .result import KernelResult
-from .targets import parse as parse_target
+from inspectors.read import memops
+from inspectors.read import resources
+from inspectors.read import sourcemap
+from inspectors.explain import threadmap
+from inspectors.explain import vectorization
+from inspectors.base.result import KernelResult
+from inspectors.base.targets import parse as parse_target
 
 
 @dataclass(frozen=True)

@@ -20,8 +20,8 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from .insight import Insight
-from .result import KernelResult
+from inspectors.explain.insight import Insight
+from inspectors.base.result import KernelResult
 
 # ---------------------------------------------------------------------------- noise rules
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import layouts, mlir
+from inspectors.read import layouts
+from inspectors.read import mlir
 
 # ops that read or write global memory, e.g.
 #   %x = tt.load %ptr, %mask : tensor<1024x!tt.ptr<f32>, #blocked>

@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .memops import ptx_memops
+from inspectors.read.memops import ptx_memops
 
 SECTOR = 32
 WARP = 32

@@ -22,17 +22,17 @@ import threading
 import time
 from pathlib import Path
 
-from . import settings as settings_mod
-from .errors import CompileError
-from .result import CompileRequest, CompileResult
+from inspectors.base import settings as settings_mod
+from inspectors.base.errors import CompileError
+from inspectors.base.result import CompileRequest, CompileResult
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 class _Worker:
     def __init__(self, env: dict):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "inspectors.worker"],
+            [sys.executable, "-m", "inspectors.compile.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", start_new_session=True,
         )

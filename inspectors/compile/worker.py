@@ -10,7 +10,7 @@ the protocol.
     <- {"kernels": [...], "error": null, "output": "...", ...}      (CompileResult JSON)
     -> {"op": "ping"}   <- {"pong": true}
 
-Started by `inspectors.engine`; run `python -m inspectors.worker` only through it.
+Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker` only through it.
 """
 from __future__ import annotations
 
@@ -24,11 +24,12 @@ import traceback
 from contextlib import nullcontext
 from pathlib import Path
 
-from .errors import CompileError
-from .result import CompileRequest, CompileResult, KernelResult
-from .targets import TargetError, parse as parse_target
-from . import stages as stage_table
-from .sass import Disassembly
+from inspectors.base.errors import CompileError
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult
+from inspectors.base.targets import TargetError, parse as parse_target
+from inspectors.base import stages as stage_table
+from inspectors.read.sass import Disassembly
+from inspectors.read.passes import parse_dump
 
 # An MLIR diagnostic printed by Triton's passes, e.g.
 # /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
@@ -128,23 +129,10 @@ def _load_module(path: Path, text: str, name: str):
     return module
 
 
-def _jit_functions(module) -> dict:
-    from triton.runtime.jit import JITFunction
-    from triton.runtime.autotuner import Autotuner, Heuristics
-    found = {}
-    for name, obj in vars(module).items():
-        inner = obj
-        while isinstance(inner, (Autotuner, Heuristics)):
-            inner = inner.fn
-        if isinstance(inner, JITFunction) and inner.fn.__module__ == module.__name__:
-            found[name] = inner
-    return found
-
-
 def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     import torch
     import triton
-    from . import triton_shim as shim
+    from inspectors.compile import triton_shim as shim
 
     started = time.perf_counter()
     job_dir.mkdir(parents=True, exist_ok=True)
@@ -179,7 +167,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
             module = _load_module(path, req.source, modname)
-            jitted = _jit_functions(module)
+            jitted = shim.jit_functions(module)
             if not jitted:
                 raise _JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}", filename, None))
             launches = _launches(module, jitted, req, gtarget, path)
@@ -210,7 +198,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
 
 
 def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
-    from . import triton_shim as shim
+    from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
         if req.kernel and req.kernel not in jitted:
@@ -282,7 +270,6 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     label = launch.label or name
     passes = ()
     if req.pass_dump:
-        from .passes import parse_dump
         passes = parse_dump((output_path.parent / f"passes-{index}.txt").read_text(errors="replace"))
     return KernelResult(
         name=name, target=target.key,
@@ -367,8 +354,7 @@ def _prewarm() -> None:
     """Pay Triton's one-off costs (LLVM/MLIR start-up) before the first real job."""
     import triton
     import triton.language as tl
-    from triton.compiler import ASTSource
-    from . import triton_shim as shim
+    from inspectors.compile import triton_shim as shim
 
     @triton.jit
     def _warm(x_ptr):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .errors import CompileError
+from inspectors.base.errors import CompileError
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,36 @@ class ArgSpec:
 
 
 @dataclass(frozen=True)
+class PassStep:
+    """One pass, and the IR after it."""
+    index: int
+    name: str            # TritonGPUCoalesce, InstCombinePass, Register Coalescer; "input" for the first MLIR dump
+    flag: str            # tritongpu-coalesce, register-coalescer; "" for LLVM IR passes
+    level: str           # mlir | llvm | mir
+    stage: str           # which IR it rewrote: ttir | ttgir | llvm-dialect | llir | mir
+    scope: str           # builtin.module, tt.func @add_kernel, [module], add_kernel
+    changed: bool | None  # None: nothing of its level before it, or its result was not dumped
+    ir: str              # the IR after it; "" when unchanged (then it is the previous step's) or not dumped
+    lines: int = 0       # lines of the IR after it
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.flag})" if self.flag and self.flag != self.name else self.name
+
+
+@dataclass(frozen=True)
 class KernelResult:
     name: str
     target: str
     options: dict
     args: tuple[ArgSpec, ...]
-    stages: dict                 # stage name -> text, keys from inspectors.stages
+    stages: dict                 # stage name -> text, keys from inspectors.base.stages
     launch: int = 0              # which launch of example() produced it (0-based)
     label: str = ""              # e.g. "add_kernel · launch 2" or the autotune config
     compile_seconds: float = 0.0
     metadata: dict = field(default_factory=dict)   # shared bytes, num_warps, ... from Triton
     cubin: str = ""              # base64 of the cubin (CUDA targets): SASS on demand, resources
-    passes: tuple = ()           # inspectors.passes.PassStep per pass, when the request asked for pass_dump
+    passes: tuple = ()           # PassStep per pass, when the request asked for pass_dump
 
     def stage_names(self) -> tuple[str, ...]:
         """Stages this kernel has or can produce (SASS is disassembled when first asked for)."""
@@ -55,7 +73,6 @@ class KernelResult:
         d = dict(d)
         d["args"] = tuple(ArgSpec(**a) for a in d.get("args", ()))
         if "passes" in d:
-            from .passes import PassStep
             d["passes"] = tuple(p if isinstance(p, PassStep) else PassStep(**p) for p in d["passes"])
         return cls(**d)
 

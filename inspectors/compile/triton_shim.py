@@ -24,11 +24,14 @@ from dataclasses import dataclass
 import triton
 from triton import knobs
 from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from triton.backends import backends
+from triton.compiler import ASTSource, make_backend
+from triton.runtime import autotuner
 from triton.runtime.driver import driver
+from triton.runtime.jit import JITFunction
 
-from .result import ArgSpec
-from .targets import Target
+from inspectors.base.result import ArgSpec
+from inspectors.base.targets import Target
 
 
 @dataclass
@@ -113,7 +116,6 @@ class LaunchRecorder:
 def _patch_autotuner(recorder: LaunchRecorder):
     """`@triton.autotune` would time every config on a GPU. Instead, launch each
     config once so every candidate is compiled and can be inspected."""
-    from triton.runtime import autotuner
     original = autotuner.Autotuner.run
 
     def run_every_config(self, *args, **kwargs):
@@ -128,7 +130,6 @@ def _patch_autotuner(recorder: LaunchRecorder):
 
 
 def _unpatch_autotuner(original) -> None:
-    from triton.runtime import autotuner
     autotuner.Autotuner.run = original
 
 
@@ -193,7 +194,6 @@ def launch_from_signature(fn, signature: str, target: GPUTarget, num_warps=None,
             raise ValueError(f"argument {name}: unknown type {ty!r} (e.g. *fp32, *fp16, i32, i64, fp32)")
         sig[name] = ty
         attrs[(i,)] = [["tt.divisibility", 16]] if hint == "16" else []
-    from triton.compiler import make_backend
     opts = {}
     if num_warps is not None:
         opts["num_warps"] = num_warps
@@ -227,6 +227,18 @@ def compiled_metadata(kernel) -> dict:
 
 
 def supported_backends() -> tuple[str, ...]:
-    from triton.backends import backends
     names = set(backends)
     return tuple(b for b, n in (("cuda", "nvidia"), ("hip", "amd")) if n in names)
+
+
+def jit_functions(module) -> dict:
+    """The @triton.jit kernels a user module defines (seen through @autotune/@heuristics
+    wrappers), by name. Kernels imported from elsewhere are left out."""
+    found = {}
+    for name, obj in vars(module).items():
+        inner = obj
+        while isinstance(inner, (autotuner.Autotuner, autotuner.Heuristics)):
+            inner = inner.fn
+        if isinstance(inner, JITFunction) and inner.fn.__module__ == module.__name__:
+            found[name] = inner
+    return found

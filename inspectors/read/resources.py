@@ -55,7 +55,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-from .sass import disassemble, nvidia_tool
+from inspectors.read.sass import disassemble, nvidia_tool
 
 # --------------------------------------------------------------------------- PTX registers
 

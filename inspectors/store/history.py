@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from .result import CompileRequest, CompileResult
+from inspectors.base.result import CompileRequest, CompileResult
 
 _ID_RE = re.compile(r"^\d{8}-\d{6}-\d{6}$")     # 20250101-120301-123456: sorts by time
 

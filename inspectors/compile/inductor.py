@@ -13,7 +13,7 @@ tensors made **without** an explicit device (the runner makes `cuda` the default
         return torch.randn(8192, 1024), torch.randn(1024)
 
 Running needs a GPU and happens in a subprocess of its own (user code never runs in the
-server): `python -m inspectors.inductor FILE --out DIR` points `TORCHINDUCTOR_CACHE_DIR` at
+server): `python -m inspectors.compile.inductor FILE --out DIR` points `TORCHINDUCTOR_CACHE_DIR` at
 `DIR/inductor` and `TRITON_CACHE_DIR` at `DIR/inductor/triton/0` (Inductor's own default
 layout, `/tmp/torchinductor_<user>/triton/0`), compiles, checks the result against eager,
 and prints one JSON object (`InductorRun`). Without a GPU it exits 3 with an error of kind
@@ -33,7 +33,7 @@ What Inductor leaves behind, and what this module reads (torch 2.11 and 2.13):
 * the kernel file itself (`kernel path` above) holds the `@triton.jit` source under a
   decorator with `inductor_meta={... 'kernel_name': 'triton_poi_fused_add_relu_0',
   'num_load': 2, 'num_reduction': 0, ...}` (no op origins there: those are in the wrapper);
-* the Triton cache: one folder per compiled config (`inspectors.cache`), whose TTIR names
+* the Triton cache: one folder per compiled config (`inspectors.store.cache`), whose TTIR names
   the kernel file: `#loc = loc("/tmp/torchinductor_root/ab/cabc123.py":18:0)`.
 """
 from __future__ import annotations
@@ -47,6 +47,7 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from inspectors.store import cache
 
 # ------------------------------------------------------------------------------ examples
 
@@ -261,7 +262,6 @@ def collect(inductor_dir: Path, triton_dir: Path | None = None, only: set[str] |
     """Every Triton kernel of the wrapper modules under `inductor_dir`, each linked to the
     Triton cache folders compiled from its file (matched by the TTIR's file location).
     `only`: wrapper files to read (a run's own), else all."""
-    from . import cache
     inductor_dir = Path(inductor_dir)
     triton_dir = Path(triton_dir) if triton_dir else inductor_dir / "triton" / "0"
     by_file: dict[str, list[str]] = {}
@@ -397,7 +397,7 @@ def point_caches(out_dir: Path) -> tuple[Path, Path]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m inspectors.inductor",
+    p = argparse.ArgumentParser(prog="python -m inspectors.compile.inductor",
                                 description="torch.compile a function file; print the Triton kernels as JSON")
     p.add_argument("file", type=Path)
     p.add_argument("--out", type=Path, required=True, help="folder for Inductor's and Triton's caches")

@@ -9,7 +9,7 @@ ends that process only, and the caller reports it and carries on.
     <- {"event": "row", "row": {...Row}}                 (each timed row, as it is timed)
     <- {"event": "result", "result": {...BenchResult}}   (last)
 
-    python -m inspectors.bench_worker --probe    # prints {"gpus": [...], "torch", "triton"}
+    python -m inspectors.bench.worker --probe    # prints {"gpus": [...], "torch", "triton"}
 
 The worker writes the protocol to a private copy of its stdout; fd 1 points at stderr, so a
 print() in the kernel file (or in torch.compile's workers) cannot corrupt it. Without a GPU it
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import bench
-from .bench import BenchError, BenchRequest, BenchResult, Row
+from inspectors.bench import model as bench
+from inspectors.bench.model import BenchError, BenchRequest, BenchResult, Row
 
-_REPO_ROOT = Path(__file__).resolve().parent.parent
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the caller's side -----------------------------------------------------------------------------
@@ -48,7 +48,7 @@ class Progress:
 
 
 def _env() -> dict:
-    from . import settings as settings_mod
+    from inspectors.base import settings as settings_mod
     env = dict(os.environ)
     settings = settings_mod.load()
     env["TRITON_CACHE_DIR"] = str(settings.triton_cache_dir)
@@ -81,7 +81,7 @@ def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None]
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tlens-bench-") as scratch, \
             open(Path(scratch) / "stderr.txt", "w+", encoding="utf-8", errors="replace") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "inspectors.bench_worker", "--scratch", scratch],
+        proc = subprocess.Popen([sys.executable, "-m", "inspectors.bench.worker", "--scratch", scratch],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
                                 env=_env(), text=True, encoding="utf-8", start_new_session=True)
         lines: queue.Queue = queue.Queue()
@@ -153,7 +153,7 @@ def probe(timeout: float = 120) -> dict:
     """What the worker sees: {"gpus": [{"index", "name"}], "torch", "triton", "cuda"}; or
     {"gpus": [], "error": "..."} when the probe fails. Imports torch in a subprocess (~2 s)."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "inspectors.bench_worker", "--probe"], cwd=str(_REPO_ROOT),
+        proc = subprocess.run([sys.executable, "-m", "inspectors.bench.worker", "--probe"], cwd=str(_REPO_ROOT),
                               env=_env(), capture_output=True, text=True, timeout=timeout)
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
@@ -201,7 +201,10 @@ def main(argv: list[str]) -> None:
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"     # read by @triton.jit when the kernel file is imported
         _limit_memory()
-    result = bench.run(request, emit, scratch)
+    # The process side only: torch and triton never load in the server, which imports this
+    # module for run_benchmark().
+    from inspectors.bench import runner
+    result = runner.run(request, emit, scratch)
     emit({"event": "result", "result": result.to_json()})
     proto.close()
     # A faulted CUDA context can hang interpreter shutdown: leave at once.

@@ -24,7 +24,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from . import layouts, mlir
+from inspectors.read import layouts
+from inspectors.read import mlir
 
 IN_DIMS = ("register", "lane", "warp", "block")
 
@@ -579,6 +580,6 @@ def _cells(cells: list[tuple[int, ...]], limit: int = 8) -> str:
 
 
 def thread_elements_blocked(layout: layouts.Blocked, shape: tuple[int, ...], thread: int) -> list[tuple[int, ...]]:
-    """Convenience for comparisons with inspectors.threadmap: elements of flat thread id `thread`."""
+    """Convenience for comparisons with inspectors.explain.threadmap: elements of flat thread id `thread`."""
     ll = to_linear(layout, shape)
     return ll.thread_elements(thread // ll.warp_size, thread % ll.warp_size)

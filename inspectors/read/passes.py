@@ -37,9 +37,10 @@ nothing of their level to compare with, so whether they changed anything is unkn
 """
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
+
+from inspectors.base.result import PassStep
 
 # `// -----// IR Dump Before TritonGPUCoalesce: tritongpu-coalesce ('builtin.module' operation) //----- //`
 # `// -----// IR Dump Before CanonicalizerPass: canonicalize{max-iterations=10 ...} ('tt.func' operation: @add_kernel) //----- //`
@@ -68,24 +69,6 @@ LEVELS = {"mlir": "MLIR", "llvm": "LLVM IR", "llvm-cg": "LLVM IR (codegen prepar
           "mir": "machine IR (codegen)"}
 # A module, not a single function: `source_filename = "LLVMDialectModule"`, `target datalayout = ...`
 _MODULE_MARK_RE = re.compile(r"^(?:source_filename|target datalayout) = ", re.M)
-
-
-@dataclass(frozen=True)
-class PassStep:
-    """One pass, and the IR after it."""
-    index: int
-    name: str            # TritonGPUCoalesce, InstCombinePass, Register Coalescer; "input" for the first MLIR dump
-    flag: str            # tritongpu-coalesce, register-coalescer; "" for LLVM IR passes
-    level: str           # mlir | llvm | mir
-    stage: str           # which IR it rewrote: ttir | ttgir | llvm-dialect | llir | mir
-    scope: str           # builtin.module, tt.func @add_kernel, [module], add_kernel
-    changed: bool | None  # None: nothing of its level before it, or its result was not dumped
-    ir: str              # the IR after it; "" when unchanged (then it is the previous step's) or not dumped
-    lines: int = 0       # lines of the IR after it
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} ({self.flag})" if self.flag and self.flag != self.name else self.name
 
 
 @dataclass(frozen=True)
@@ -292,49 +275,3 @@ def summarize(steps) -> Summary:
         by_level[s.level] = (n + 1, c + (s.changed is True))
     return Summary(len(steps), sum(s.changed is True for s in steps), sum(s.changed is False for s in steps),
                    sum(s.changed is None for s in steps), by_level)
-
-
-# ------------------------------------------------------------------------------ diff of two steps
-
-@dataclass(frozen=True)
-class DiffRow:
-    """Same shape as `inspectors.diff.DiffRow`: kind equal | change | add | remove; 1-based
-    line numbers, None on the side without a line."""
-    kind: str
-    a: int | None
-    b: int | None
-    a_text: str = ""
-    b_text: str = ""
-
-
-_DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir": "llir"}
-
-
-def diff_rows(before: str, after: str, stage: str = "", ignore_noise: bool = False) -> tuple:
-    """Side-by-side rows between two IR texts. Uses the shared diff view's aligner
-    (`inspectors.diff.diff_stage`, which pairs changed lines by similarity and can ignore
-    renumbering noise) when it is there, else a plain difflib alignment of our own."""
-    try:
-        from .diff import diff_stage
-    except ImportError:          # inspectors/diff.py is being written alongside this module
-        diff_stage = None
-    if diff_stage is not None:
-        return diff_stage(_DIFF_STAGE.get(stage, "mir"), before, after, ignore_noise=ignore_noise).rows
-    return _difflib_rows(before, after)
-
-
-def _difflib_rows(before: str, after: str) -> tuple[DiffRow, ...]:
-    a, b = before.splitlines(), after.splitlines()
-    rows: list[DiffRow] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            rows.extend(DiffRow("equal", i1 + k + 1, j1 + k + 1, a[i1 + k], b[j1 + k]) for k in range(i2 - i1))
-            continue
-        n, m = i2 - i1, j2 - j1
-        for k in range(max(n, m)):
-            ia = i1 + k if k < n else None
-            jb = j1 + k if k < m else None
-            kind = "change" if ia is not None and jb is not None else "remove" if ia is not None else "add"
-            rows.append(DiffRow(kind, None if ia is None else ia + 1, None if jb is None else jb + 1,
-                                a[ia] if ia is not None else "", b[jb] if jb is not None else ""))
-    return tuple(rows)

@@ -16,7 +16,10 @@ import math
 import re
 from dataclasses import dataclass
 
-from . import layouts, mlir
+from inspectors.read import layouts
+from inspectors.read import mlir
+from inspectors.explain.vectorization import ACCESS_OPS
+from inspectors.read.memops import ptx_memops
 
 # `	shl.b32 	%r26, %r25, 10;`  `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];`
 _INSN_RE = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?P<op>[a-z][\w.:]*)\s+(?P<args>[^;]*);")
@@ -148,7 +151,6 @@ class AddressExpr:
 def ptx_addresses(ptx: str, params: list[str], max_len: int = 200) -> dict[int, AddressExpr]:
     """For each global access in the PTX: its address as an expression of ctaid/tid and
     the kernel's parameters (`params`: names of the non-constexpr arguments in order)."""
-    from .memops import ptx_memops
     reader = _Ptx(ptx, params)
     out = {}
     for op in ptx_memops(ptx):
@@ -225,7 +227,6 @@ def owned_elements(layout: layouts.Blocked, shape: tuple[int, ...], thread: int)
 
 def tensor_mappings(ttgir: str) -> list[TensorMapping]:
     """One mapping per global load/store whose tensor has a blocked layout."""
-    from .vectorization import ACCESS_OPS
     module = mlir.parse(ttgir)
     stride = _program_stride(module)
     out = []

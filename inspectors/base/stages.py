@@ -14,7 +14,7 @@ class Stage:
     name: str       # stable key: CLI JSON, URLs, file names
     label: str      # shown in the UI
     order: int      # position in pickers, left to right
-    lexer: str      # pygments alias or one of ours (see inspectors.lexers)
+    lexer: str      # pygments alias or one of ours (see inspectors.read.lexers)
     ext: str        # file extension for downloads
     asm_key: str | None  # key in CompiledKernel.asm
     backends: tuple[str, ...] = ("cuda", "hip")

@@ -14,9 +14,13 @@ import base64
 import re
 from dataclasses import dataclass
 
-from . import layout_view, layouts, memops, mlir, resources
-from .result import CompileRequest, KernelResult
-from .targets import parse as parse_target
+from inspectors.explain import layout_view
+from inspectors.read import layouts
+from inspectors.read import memops
+from inspectors.read import mlir
+from inspectors.read import resources
+from inspectors.base.result import CompileRequest, KernelResult
+from inspectors.base.targets import parse as parse_target
 
 KERNEL = "coarse_add_kernel"
 SIGNATURE = "*fp32:16, *fp32:16, *fp32:16, i32:16, {block}"
@@ -98,7 +102,7 @@ _WIDTH_RE = re.compile(r"\b(?:ld|st)\.global(?:\.\w+)*?\.v(\d)\.")
 
 def widths_in_ptx(ptx: str, kind: str = "ld") -> list[int]:
     """Vector widths of the global loads (`kind="ld"`) or stores in the PTX text, read with a
-    regex independent of inspectors.memops (the tests compare the two)."""
+    regex independent of inspectors.read.memops (the tests compare the two)."""
     out = []
     for line in ptx.splitlines():
         if re.search(rf"\b{kind}\.global\.", line):
