@@ -149,15 +149,15 @@ def test_static_info_says_what_is_missing():
 LOCKER = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
-    from inspectors.bench import model as bench
+    from inspectors.bench import lock
     directory, hold, wait = Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
     try:
-        with bench.gpu_lock("GPU-test", "test", wait, directory=directory, poll_s=0.02) as waited:
+        with lock.gpu_lock("GPU-test", "test", wait, directory=directory, poll_s=0.02) as waited:
             start = time.time()
             print("locked", flush=True)
             time.sleep(hold)
             print(json.dumps({"start": start, "end": time.time(), "waited": waited}), flush=True)
-    except bench.GpuBusy as e:
+    except lock.GpuBusy as e:
         print(json.dumps({"busy": str(e)}), flush=True)
 """)
 
@@ -247,10 +247,10 @@ RUNNER = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     import torch
-    from inspectors.bench import model as bench, runner
+    from inspectors.bench import lock, model as bench, runner
     import kernels.vector_add as m
     info = bench.GpuInfo(0, "stand-in", "stand-in", "9.0", 1, 1.0, "0", "0", torch.__version__, "0")
-    bench.store_ceilings(bench.Ceilings(1000.0, 100.0, 1, 1, info.key, "0", "t"))
+    lock.store_ceilings(bench.Ceilings(1000.0, 100.0, 1, 1, info.key, "0", "t"))
     spec = runner.KernelBench.from_module(m, "vector_add.py")
     spec.sizes = (1000, 3000)
     def broken(x, y):

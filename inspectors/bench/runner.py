@@ -24,8 +24,9 @@ from triton.testing import do_bench
 
 from inspectors.bench.model import (
     BenchError, BenchRequest, BenchResult, BenchUsageError, COMPILED, Ceilings, Check, EAGER,
-    GpuBusy, GpuInfo, Row, TIMING_NEEDS_GPU, TRITON, Timing, _REQUIRED, cached_ceilings,
-    combine_timings, default_lock_wait_s, format_size, gbps, gpu_lock, round_orders, store_ceilings, tflops)
+    GpuInfo, Row, TIMING_NEEDS_GPU, TRITON, Timing, _REQUIRED,
+    combine_timings, default_lock_wait_s, format_size, gbps, round_orders, tflops)
+from inspectors.bench.lock import GpuBusy, cached_ceilings, gpu_lock, store_ceilings
 
 Emit = Callable[[dict], None]
 
@@ -243,6 +244,7 @@ def run_interpreter(request: BenchRequest, module, filename: str, emit: Emit) ->
 def run_gpu(request: BenchRequest, spec: KernelBench, emit: Emit, timer: Callable[[Callable], Timing],
             info: GpuInfo | None = None, device_type: str = "cuda") -> BenchResult:
     """Check, then time, every provider at every size, holding the GPU's lock throughout.
+    (One function on purpose: the measurement protocol reads top to bottom in the order it runs.)
     A fault (illegal address, ...) ends the run with the rows timed so far; the worker process
     exits after it, so the broken CUDA context dies with it. (`device_type="cpu"` with a
     stand-in timer exists for the CPU tests of this bookkeeping; the worker never uses it.)"""

@@ -189,6 +189,8 @@ class _Program:
         return cache[key]
 
     def _eval(self, line: int, env: dict, cache: dict, depth: int) -> int:
+        # Long on purpose: one flat dispatch over the PTX integer ops an address is built from
+        # (mov, add, mul, shl, mad, cvt, ...), each case a line or two; split, it reads worse.
         op, args, _, _ = self.insns[line]
         base = op.split(".")[0]
         bits = _bits(op)

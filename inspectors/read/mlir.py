@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from inspectors.base.result import ArgSpec
+
 # tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), %n: i32 loc(...))
 _FUNC_RE = re.compile(r"^\s*tt\.func\s+(?:public\s+|private\s+)?@(?P<name>[\w.$]+)\((?P<args>.*)\)")
 # %x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}      %arg3: i32
@@ -91,3 +93,76 @@ def roots(module: Module, value: str, limit: int = 200) -> tuple[set[str], list[
             path.append(op)
             stack.extend(op.operands)
     return found, path
+
+
+# ------------------------------------------------------------------------------ the signature
+
+# The kernel's signature in TTIR, e.g.
+#   tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc(...), %n: i32 loc(...))
+_SIG_FUNC_RE = re.compile(r"tt\.func (?:public )?@(?P<name>[\w$.]+)\(")
+_SIG_ARG_RE = re.compile(r"^\s*%(?P<name>[\w$.-]+)\s*:\s*(?P<type>!tt\.ptr<[^>]+>|[\w.]+)(?P<rest>.*)$", re.S)
+_MLIR_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64", "f8E4M3FN": "fp8e4nv",
+               "f8E5M2": "fp8e5", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16"}
+
+
+def parse_ttir_args(ttir: str, name: str = "") -> tuple[ArgSpec, ...]:
+    """The kernel's arguments from its TTIR signature (constexprs are baked in, so absent):
+    `%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}` -> ArgSpec("x_ptr", "*fp32", True)."""
+    for m in _SIG_FUNC_RE.finditer(ttir):
+        if name and m["name"] != name:
+            continue
+        body = _balanced(ttir, m.end() - 1)
+        args = []
+        for part in _split_top(body):
+            a = _SIG_ARG_RE.match(part)
+            if not a:
+                continue
+            ty = a["type"]
+            if ty.startswith("!tt.ptr<"):
+                inner = ty[len("!tt.ptr<"):-1].split(",")[0].strip()
+                ty = "*" + _MLIR_TYPES.get(inner, inner)
+            else:
+                ty = _MLIR_TYPES.get(ty, ty)
+            args.append(ArgSpec(a["name"], ty, divisible_by_16="tt.divisibility = 16" in a["rest"]))
+        return tuple(args)
+    return ()
+
+
+def _balanced(text: str, open_at: int) -> str:
+    """The text inside the parenthesis at `open_at`, nested brackets and strings respected."""
+    depth, i, in_str = 0, open_at, False
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+            if depth == 0:
+                return text[open_at + 1:i]
+        i += 1
+    return text[open_at + 1:]
+
+
+def _split_top(body: str) -> list[str]:
+    parts, depth, start, in_str = [], 0, 0, False
+    for i, c in enumerate(body):
+        if in_str:
+            in_str = c != '"'
+        elif c == '"':
+            in_str = True
+        elif c in "([{<":
+            depth += 1
+        elif c in ")]}>":
+            depth -= 1
+        elif c == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return parts

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from inspectors.base import stages as stage_table
 from inspectors.base.result import ArgSpec, KernelResult
+from inspectors.read.mlir import parse_ttir_args  # noqa: F401 - re-exported: cache.parse_ttir_args(...)
 
 # File suffix (after the kernel name) -> stage name, from the stage table: the cache names
 # files after `CompiledKernel.asm` keys (`.ttir`, `.llir`), a dump adds `.sass`.
@@ -236,6 +237,7 @@ def _int(v) -> int | None:
 
 # ------------------------------------------------------------------------------ opening one
 
+
 # The first file location in a TTIR, e.g.  #loc = loc("/tmp/torchinductor_root/ab/cabc.py":18:0)
 _FILE_LOC_RE = re.compile(r'loc\("(?P<path>[^"]+)":\d+:\d+\)')
 # TTGIR module attributes, e.g.  module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", ...
@@ -243,12 +245,6 @@ _TTGIR_WARPS_RE = re.compile(r'"?ttg\.num-warps"?\s*=\s*(\d+)')
 _TTGIR_TARGET_RE = re.compile(r'ttg\.target"?\s*=\s*"(cuda:\d+|hip:gfx[0-9a-f]+)"')
 # PTX target line, e.g.  .target sm_90a
 _PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)", re.M)
-# The kernel's signature in TTIR, e.g.
-#   tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc(...), %n: i32 loc(...))
-_FUNC_RE = re.compile(r"tt\.func (?:public )?@(?P<name>[\w$.]+)\(")
-_ARG_RE = re.compile(r"^\s*%(?P<name>[\w$.-]+)\s*:\s*(?P<type>!tt\.ptr<[^>]+>|[\w.]+)(?P<rest>.*)$", re.S)
-_MLIR_TYPES = {"f32": "fp32", "f16": "fp16", "bf16": "bf16", "f64": "fp64", "f8E4M3FN": "fp8e4nv",
-               "f8E5M2": "fp8e5", "f8E4M3FNUZ": "fp8e4b8", "f8E5M2FNUZ": "fp8e5b16"}
 
 
 @dataclass(frozen=True)
@@ -301,69 +297,6 @@ def find_source(loc_path: str, roots: list[Path]) -> Path | None:
                 if candidate.is_file():
                     return candidate
     return None
-
-
-def parse_ttir_args(ttir: str, name: str = "") -> tuple[ArgSpec, ...]:
-    """The kernel's arguments from its TTIR signature (constexprs are baked in, so absent):
-    `%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32}` -> ArgSpec("x_ptr", "*fp32", True)."""
-    for m in _FUNC_RE.finditer(ttir):
-        if name and m["name"] != name:
-            continue
-        body = _balanced(ttir, m.end() - 1)
-        args = []
-        for part in _split_top(body):
-            a = _ARG_RE.match(part)
-            if not a:
-                continue
-            ty = a["type"]
-            if ty.startswith("!tt.ptr<"):
-                inner = ty[len("!tt.ptr<"):-1].split(",")[0].strip()
-                ty = "*" + _MLIR_TYPES.get(inner, inner)
-            else:
-                ty = _MLIR_TYPES.get(ty, ty)
-            args.append(ArgSpec(a["name"], ty, divisible_by_16="tt.divisibility = 16" in a["rest"]))
-        return tuple(args)
-    return ()
-
-
-def _balanced(text: str, open_at: int) -> str:
-    """The text inside the parenthesis at `open_at`, nested brackets and strings respected."""
-    depth, i, in_str = 0, open_at, False
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1:i]
-        i += 1
-    return text[open_at + 1:]
-
-
-def _split_top(body: str) -> list[str]:
-    parts, depth, start, in_str = [], 0, 0, False
-    for i, c in enumerate(body):
-        if in_str:
-            in_str = c != '"'
-        elif c == '"':
-            in_str = True
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return parts
 
 
 # Options shown for a cached kernel: the metadata JSON's scalars, less bulky or internal ones.

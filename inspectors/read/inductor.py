@@ -1,0 +1,106 @@
+"""What Inductor's generated code says about its Triton kernels: the wrapper module's comment
+block per kernel (its file, the FX nodes and ATen ops it fused) and the kernel file's
+`inductor_meta` scalars. Pure text -> dataclasses; running torch.compile is
+inspectors.compile.inductor's job (its docstring shows the text read here)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class InductorKernel:
+    """One Triton kernel Inductor generated, with where it came from."""
+    name: str                              # triton_poi_fused_add_relu_0
+    category: str                          # pointwise | reduction | persistent_reduction | template | other
+    fused: str                             # "add_relu": the ops part of the name
+    source_nodes: tuple[str, ...] = ()     # ("add", "relu"): the FX nodes it fuses
+    aten_ops: tuple[str, ...] = ()         # ("aten.add", "aten.relu")
+    kernel_path: str = ""                  # the generated .py, as the wrapper spelled it
+    cache_entries: tuple[str, ...] = ()    # Triton cache folders compiled from it (one per config)
+    meta: dict = field(default_factory=dict)   # scalars of inductor_meta: num_load, num_reduction, ...
+
+    @property
+    def fused_ops(self) -> str:
+        """`add, relu` from the wrapper's source nodes, else from the name."""
+        return ", ".join(self.source_nodes) if self.source_nodes else self.fused.replace("_", " ")
+
+
+# A wrapper's kernel definition, e.g.
+#   # kernel path: /tmp/torchinductor_root/ab/cabc123.py
+#   # Topologically Sorted Source Nodes: [add, relu], Original ATen: [aten.add, aten.relu]
+#   ...
+#   triton_poi_fused_add_relu_0 = async_compile.triton('triton_poi_fused_add_relu_0', '''
+_KERNEL_PATH_RE = re.compile(r"^# kernel path: (?P<path>\S+)\s*$", re.M)
+_ORIGINS_RE = re.compile(r"^# (?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<nodes>[^\]]*)\], "
+                         r"Original ATen: \[(?P<aten>[^\]]*)\]", re.M)
+_DEFINE_RE = re.compile(r"^(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''", re.M)
+# In the kernel file: inductor_meta={'grid_type': 'Grid1D', ..., 'kernel_name': 'triton_poi_fused_add_relu_0', ...}
+_META_SCALAR_RE = re.compile(r"'(?P<key>\w+)': (?P<value>'[^']*'|-?\d+(?:\.\d+)?(?:e-?\d+)?|True|False|None)")
+# triton_poi_fused_add_relu_0 -> ("poi", "add_relu"); triton_per_fused__softmax_0 -> ("per", "_softmax")
+_NAME_RE = re.compile(r"^triton_(?P<cat>[a-z]+)_(?:fused_)?(?P<fused>.*?)(?:_\d+)?$")
+_CATEGORIES = {"poi": "pointwise", "red": "reduction", "per": "persistent_reduction", "tem": "template",
+               "for": "foreach", "spl": "split_scan", "sca": "scan"}
+
+
+def split_name(name: str) -> tuple[str, str]:
+    """`triton_poi_fused_add_relu_0` -> ("pointwise", "add_relu")."""
+    m = _NAME_RE.match(name)
+    if not m:
+        return "other", name
+    return _CATEGORIES.get(m["cat"], m["cat"]), m["fused"]
+
+
+def parse_wrapper(text: str) -> list[InductorKernel]:
+    """The kernels a wrapper module defines, each with its comment block (see the module
+    docstring); kernels whose comment block is missing still get their name."""
+    out = []
+    last_end = 0
+    for m in _DEFINE_RE.finditer(text):
+        block = text[last_end:m.start()]
+        block = block[block.rfind("# kernel path:"):] if "# kernel path:" in block else ""
+        path = _KERNEL_PATH_RE.search(block)
+        origins = _ORIGINS_RE.search(block)
+        category, fused = split_name(m["name"])
+        out.append(InductorKernel(
+            name=m["name"], category=category, fused=fused,
+            source_nodes=_split_list(origins["nodes"]) if origins else (),
+            aten_ops=_split_list(origins["aten"]) if origins else (),
+            kernel_path=path["path"] if path else ""))
+        end = text.find("'''", m.end())
+        last_end = end if end > 0 else m.end()
+    return out
+
+
+def _split_list(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+def parse_inductor_meta(kernel_source: str) -> dict:
+    """Scalar entries of the `inductor_meta={...}` dict of a generated kernel file, e.g.
+    {"kernel_name": "triton_poi_fused_add_relu_0", "num_load": 2, "num_reduction": 0}."""
+    start = kernel_source.find("inductor_meta={")
+    if start < 0:
+        return {}
+    i, depth = start + len("inductor_meta="), 0
+    for j in range(i, len(kernel_source)):
+        c = kernel_source[j]
+        depth += (c in "{[(") - (c in "}])")
+        if depth == 0:
+            body = kernel_source[i:j + 1]
+            break
+    else:
+        body = kernel_source[i:]
+    meta = {}
+    for m in _META_SCALAR_RE.finditer(body):
+        meta[m["key"]] = _literal(m["value"])
+    return meta
+
+
+def _literal(text: str):
+    """`'x'` -> "x", `2` -> 2, `0.5` -> 0.5, `True`/`False`/`None`."""
+    if text.startswith("'"):
+        return text[1:-1]
+    if text in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[text]
+    return float(text) if any(c in text for c in ".e") else int(text)

@@ -1,0 +1,72 @@
+"""Line info of LLVM IR (`!dbg` DILocations) -> python lines; see inspectors.read.sourcemap."""
+from __future__ import annotations
+
+import re
+
+from inspectors.read.userfile import is_user_file
+
+
+# Metadata, e.g.  !21 = !DILocation(line: 196, column: 12, scope: !22, inlinedAt: !24)
+#                 !1 = !DIFile(filename: "vector_add.py", directory: "")
+_LLIR_MD_RE = re.compile(r"^!(?P<id>\d+)\s*=\s*(?:distinct\s+)?!(?P<kind>DI\w+)\((?P<body>.*)\)\s*$")
+# A field of it, e.g.  line: 196   scope: !22   filename: "standard.py"
+_LLIR_FIELD_RE = re.compile(r'(\w+):\s*("(?:[^"\\]|\\.)*"|![\d]+|[^,]+)')
+# The location of an instruction, e.g.  %8 = shl i32 %7, 10, !dbg !13
+_LLIR_DBG_RE = re.compile(r"!dbg\s+!(\d+)")
+
+
+def llir_lines(text: str, filename: str) -> dict[int, int]:
+    """LLVM IR: each line with `!dbg !N` (instructions, and `define ... !dbg !SP {`) -> the
+    outermost user-file frame of N's inlinedAt chain."""
+    lines = text.splitlines()
+    md: dict[int, tuple[str, dict[str, str]]] = {}
+    for raw in lines:
+        m = _LLIR_MD_RE.match(raw)
+        if m:
+            fields = {k: v.strip() for k, v in _LLIR_FIELD_RE.findall(m["body"])}
+            md[int(m["id"])] = (m["kind"], fields)
+
+    def ref(v: str | None) -> int | None:
+        return int(v[1:]) if v and v.startswith("!") and v[1:].isdigit() else None
+
+    def unquote(v: str | None) -> str:
+        return v[1:-1] if v and v.startswith('"') else (v or "")
+
+    def file_of(scope: int | None, depth: int = 0) -> str | None:
+        node = md.get(scope) if scope is not None else None
+        if node is None or depth > 50:
+            return None
+        kind, f = node
+        if kind == "DIFile":
+            d, name = unquote(f.get("directory")), unquote(f.get("filename"))
+            return f"{d.rstrip('/')}/{name}" if d and not name.startswith("/") else name
+        if "file" in f:
+            return file_of(ref(f["file"]), depth + 1)
+        return file_of(ref(f.get("scope")), depth + 1)
+
+    def user_line(node_id: int) -> int | None:
+        found, seen = None, set()
+        cur = node_id
+        while cur is not None and cur in md and cur not in seen:
+            seen.add(cur)
+            kind, f = md[cur]
+            line = int(f["line"]) if f.get("line", "").isdigit() else 0
+            scope = ref(f.get("scope")) if kind == "DILocation" else cur
+            if line > 0 and is_user_file(file_of(scope) or "", filename):
+                found = line            # keep going: the outermost frame wins
+            cur = ref(f.get("inlinedAt")) if kind == "DILocation" else None
+        return found
+
+    out: dict[int, int] = {}
+    for n, raw in enumerate(lines, 1):
+        s = raw.lstrip()
+        if not s or s.startswith(("!", ";")):
+            continue
+        m = _LLIR_DBG_RE.search(raw)
+        if m:
+            py = user_line(int(m.group(1)))
+            if py is not None:
+                out[n] = py
+    return out
+
+
