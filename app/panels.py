@@ -9,6 +9,7 @@ from app import render, services
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
+from inspectors.read.sass import SassError
 
 
 def inject_css() -> None:
@@ -49,8 +50,17 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
                        selected_py: int | None = None) -> None:
     """One panel, any stage: title, download, search, legend, highlighted lines.
     `py_lines` (stage line -> Python line) makes lines clickable to follow them."""
-    text = services.stage_text(kernel, stage.name)
     key = f"{stage.name}-{kernel.launch}"
+    try:
+        text = services.stage_text(kernel, stage.name)
+    except (KeyError, SassError) as e:
+        error = kernel.error if kernel.error is not None and kernel.error.stage == stage.name else None
+        if isinstance(e, SassError):
+            error = CompileError("compile", e.message, stage="sass", command=e.command)
+        if error is None:
+            raise
+        render_failed_stage(stage, error, kernel)
+        return
     head, dl = st.columns([3, 1])
     head.markdown(f"**{stage.label}**")
     dl.download_button("⬇", text, file_name=f"{kernel.name}.{stage.ext}", key=f"dl-{key}",
@@ -65,10 +75,36 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
     st.html(body)
 
 
+def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
+    """The panel of a stage that failed: its error, and the command that reproduces it."""
+    st.markdown(f"**{stage.label}** — not made")
+    st.error(error.message)
+    if error.command:
+        st.caption("Reproduce it in a shell (the input file it names is kept; the stages before "
+                   "this one are downloadable from their panels):")
+        st.code(error.command, language="bash")
+    if error.detail:
+        with st.expander("Compiler log"):
+            st.code(error.detail[-6000:], language=None)
+
+
+def render_partial(result: CompileResult) -> None:
+    """Above the panels when a later stage failed in some launch."""
+    failed = [k for k in result.kernels if k.error is not None]
+    where = ", ".join(f"launch {k.launch + 1} ({k.error.stage})" for k in failed)
+    st.warning(f"{len(failed)} of {len(result.kernels)} launch(es) stopped at a later stage: {where}. The stages "
+               "made before it are shown and downloadable; the failing stage's panel holds the error"
+               + (" and the command that reproduces it." if any(k.error.command for k in failed) else "."))
+    if any(k.error.stage == "sass" and "ptxas crashed" in k.error.message for k in failed):
+        st.caption("Known: the CUDA 12.8/12.9 ptxas that Triton 3.6-3.8 run for sm_90 crashes on some large "
+                   "kernels that CUDA 13's ptxas compiles (Triton 3.9 runs CUDA 13.4's for sm_90 and up). "
+                   "TRITON_PTXAS_PATH can point Triton at a newer ptxas.")
+
+
 def pick_launch(kernels: tuple[KernelResult, ...]) -> KernelResult:
     if len(kernels) == 1:
         return kernels[0]
-    labels = [f"{i + 1}. {k.label} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
+    labels = [f"{i + 1}. {k.label}{' (stopped at ' + k.error.stage + ')' if k.error else ''} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
                                                  or a.value is not None)[:160] for i, k in enumerate(kernels)]
     i = st.selectbox(f"{len(kernels)} compiled launches (each specialization the JIT would build)",
                      range(len(kernels)), format_func=lambda i: labels[i], key="launch")

@@ -312,10 +312,12 @@ result = st.session_state.get("result")
 if result is None:
     st.info("Pick a kernel and press **Compile**. Every launch that `example()` makes is compiled "
             "for the chosen GPU exactly as Triton's JIT specializes those arguments.")
-elif not result.ok:
+elif not result.ok and not result.partial:
     panels.render_error(result.error, st.session_state["source"])
     panels.render_output(result.output)
 else:
+    if result.partial:       # a later stage failed: what was made is shown, the error in its panel
+        panels.render_partial(result)
     if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
         st.session_state["launch"] = pending.launch
     kernel = panels.pick_launch(result.kernels)
@@ -345,7 +347,8 @@ else:
         st.caption("Pick any two on the Compare page.")
 
     backend = targets.parse(kernel.target).backend
-    available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names()]
+    failed = kernel.error.stage if kernel.error is not None else None
+    available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
     # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD)
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
     stage_key = f"stages-{backend}"
@@ -353,6 +356,8 @@ else:
         st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]]
     if stage_key not in st.session_state:
         st.session_state[stage_key] = [n for n in ("source", "ttgir", machine) if n in kernel.stages]
+        if failed in [s.name for s in available] and failed not in st.session_state[stage_key]:
+            st.session_state[stage_key] = st.session_state[stage_key][-2:] + [failed]
     chosen = st.multiselect("Stages side by side", [s.name for s in available], key=stage_key,
                             format_func=lambda n: stages.get(n).label, max_selections=3)
     filename = _filename()

@@ -8,6 +8,7 @@
 | TLENS_WORKER_MEMORY_MB     | 8192                            | address-space limit of the worker         |
 | TLENS_MAX_OUTPUT_BYTES     | 65536                           | user stdout/stderr kept per compile       |
 | TLENS_WORKSPACE_DIR        | ~/.local/share/triton-lens/workspace | the user's kernel files and history  |
+| TLENS_REPRO_DIR            | ~/.cache/triton-lens/repro      | inputs of failed tools (the PTX ptxas crashed on), named by their repro commands |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -30,6 +31,7 @@ class Settings:
     worker_memory_mb: int
     max_output_bytes: int
     workspace_dir: Path = Path.home() / ".local" / "share" / "triton-lens" / "workspace"
+    repro_dir: Path = Path.home() / ".cache" / "triton-lens" / "repro"
 
 
 def load() -> Settings:
@@ -43,4 +45,5 @@ def load() -> Settings:
         max_output_bytes=int(env("TLENS_MAX_OUTPUT_BYTES", "65536")),
         workspace_dir=Path(env("TLENS_WORKSPACE_DIR") or
                            str(Path.home() / ".local" / "share" / "triton-lens" / "workspace")).expanduser(),
+        repro_dir=Path(env("TLENS_REPRO_DIR") or str(Path.home() / ".cache" / "triton-lens" / "repro")).expanduser(),
     )
