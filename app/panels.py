@@ -98,7 +98,8 @@ def render_partial(result: CompileResult) -> None:
     if any(k.error.stage == "sass" and "ptxas crashed" in k.error.message for k in failed):
         st.caption("Known: the CUDA 12.8/12.9 ptxas that Triton 3.6-3.8 run for sm_90 crashes on some large "
                    "kernels that CUDA 13's ptxas compiles (Triton 3.9 runs CUDA 13.4's for sm_90 and up). "
-                   "TRITON_PTXAS_PATH can point Triton at a newer ptxas.")
+                   "TRITON_PTXAS_PATH=<a CUDA 13 ptxas> or DISABLE_PTXAS_OPT=1 gets past it "
+                   "(benchmarks/results/ptxas_crash.txt).")
 
 
 def pick_launch(kernels: tuple[KernelResult, ...]) -> KernelResult:
