@@ -155,6 +155,26 @@ def test_cli_json_holds_the_stages_made_and_names_the_failing_one(broken_ptxas, 
     assert "compile error in stage sass" in text.stderr and "reproduce: " in text.stderr
 
 
+def test_zip_holds_the_stages_made_and_the_error(broken_engine):
+    import io
+    import zipfile
+    from inspectors.store.export import bundle
+    folder, eng = broken_engine
+    (folder / "mode").write_text("segv")
+    request = CompileRequest(source=VADD, filename="vector_add.py", target="cuda:90", kernel="add_kernel")
+    result = eng.compile(request, timeout=120)
+    assert result.partial
+    z = zipfile.ZipFile(io.BytesIO(bundle(request, result, "vector_add.py")))
+    names = z.namelist()
+    first = "vector_add-cuda_90/launch-1-add_kernel/"
+    assert {first + f"add_kernel.{ext}" for ext in ("ttir", "ttgir", "ll", "ptx")} <= set(names)
+    assert first + "add_kernel.sass" not in names
+    error = z.read(first + "error.txt").decode()
+    assert "ptxas crashed (SIGSEGV)" in error and result.error.command in error
+    report = z.read("vector_add-cuda_90/report.md").decode()
+    assert "**Stage sass failed**" in report and result.error.command in report
+
+
 def test_nvdisasm_failure_names_the_command():
     if nvidia_tool("nvdisasm") is None:
         pytest.skip("this triton wheel has no nvdisasm")

@@ -1,7 +1,8 @@
 """The compile engine: keeps one warm worker process (torch and triton imported)
 and sends it jobs. A job past its time limit, or a worker that dies, gets the
 worker killed (its whole process group) and a fresh one started at once, so the
-next compile finds a warm worker again.
+next compile finds a warm worker again. If it died mid-compile (LLVM aborted), the stages it
+had made are read back from the job folder (`journal`) and returned with the crash.
 
     engine = Engine()
     result = engine.compile(CompileRequest(source=text, target="cuda:90"))

@@ -11,7 +11,7 @@ calls `knobs.runtime.jit_cache_hook` before compiling. We install
 * a compile-only driver answering with the chosen target (so no CUDA driver is
   needed, and a GPU machine can compile for another architecture), and
 * a jit_cache_hook that records the specialization and returns True, which makes
-  the JIT skip compile and launch (triton 3.6 and 3.9: `_do_compile` returns None).
+  the JIT skip compile and launch (triton 3.6-3.9: `_do_compile` returns None).
 
 Each recorded launch is then compiled with `triton.compile(ASTSource(...))` using
 the signature, constexprs, attributes and options the JIT computed itself, with a
