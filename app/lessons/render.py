@@ -1,0 +1,106 @@
+"""One lesson step, drawn from its file: the step's compiles, its panel, its stage lines, the
+prose with {{figures}} filled in, the questions for the class, and the exercise."""
+from __future__ import annotations
+
+import re
+
+import streamlit as st
+
+from app import classroom, services
+from app.lessons import exercise_ui
+from app.lessons.common import Ctx, StepFailed, compile_spec, kernel_file
+from inspectors.explain import exercise
+from inspectors.read import sourcemap
+from inspectors.read.lessonfile import Lesson, ShowSpec, Step, fill, prose_parts
+
+
+def draw_step(lesson: Lesson, step: Step, panels: dict) -> None:
+    ctx = Ctx(lesson, step)
+    facts: dict[str, str] = {}
+    try:
+        with st.spinner("Compiling the step's kernels (cached after the first time)…"):
+            for spec in step.compiles:
+                ctx.compiled[spec.name] = compile_spec(lesson, spec)
+                facts.update(exercise.facts(exercise.metrics([ctx.compiled[spec.name]]), spec.name))
+    except StepFailed as e:
+        st.error(str(e))
+        return
+    slots = [(kind, text, st.container()) for kind, text in prose_parts(step.prose)]
+    prose_shown = True
+    for kind, _, slot in slots:
+        if kind == "panel" and step.panel:
+            with slot:
+                try:
+                    got = panels[step.panel](ctx)
+                except StepFailed as e:
+                    st.error(str(e))
+                    got = None
+            if got is None:          # the panel had nothing to show (no GPU file): its prose would mislead
+                prose_shown = False
+            else:
+                facts.update({k: str(v) for k, v in got.items()})
+        elif kind == "show" and step.shows:
+            with slot:
+                draw_shows(ctx)
+    missing: list[str] = []
+    if prose_shown:
+        for kind, text, slot in slots:
+            if kind == "md":
+                filled, lost = fill(text, facts)
+                missing += lost
+                slot.markdown(filled)
+    if missing:
+        st.warning(f"{lesson.file}, line {step.line}: no figure for {', '.join('{{' + m + '}}' for m in missing)} "
+                   f"(a figure is a compile's metric, e.g. {{{{main.registers}}}}, or one the panel gives)")
+    if step.questions:
+        st.html(classroom.questions_html(step.questions))
+    if step.exercise:
+        exercise_ui.draw(ctx, step.exercise)
+
+
+def draw_shows(ctx: Ctx) -> None:
+    shows = ctx.step.shows
+    for i in range(0, len(shows), 3):
+        row = shows[i:i + 3]
+        cols = st.columns(len(row)) if len(row) > 1 else [st.container()]
+        for col, show in zip(cols, row):
+            with col:
+                _draw_show(ctx, show)
+
+
+def _draw_show(ctx: Ctx, show: ShowSpec) -> None:
+    kernel = ctx.compiled[show.compile]
+    spec = ctx.step.compile_named(show.compile)
+    try:
+        text = services.stage_text(kernel, show.stage) if show.stage != "source" else kernel.stages.get("source", "")
+    except KeyError:
+        st.error(f"{kernel.name} has no {show.stage} stage for {kernel.target}")
+        return
+    filename = kernel_file(ctx.lesson, spec.kernel)[0]
+    to_python = {} if show.stage == "source" or not show.python_lines else \
+        sourcemap.stage_lines(show.stage, text, filename).to_python
+    picked, total = excerpt(text, show.match, to_python, show.python_lines, show.limit, show.stage == "source")
+    head = show.title or f"{show.stage.upper()} · {kernel.name} · {kernel.target.replace('cuda:', 'sm_')}"
+    st.markdown(f"**{head}**")
+    st.code("\n".join(f"{n:>4}  {line.strip()[:110]}" for n, line in picked) or "(no line matches)", language=None)
+    what = f"lines matching `{show.match}`" if show.match else \
+        f"the lines of Python line{'s' if len(show.python_lines) > 1 else ''} {', '.join(map(str, show.python_lines))}"
+    st.caption(f"{len(picked)} of {total} {what}" + (" (the first ones)" if total > len(picked) else ""))
+
+
+def excerpt(text: str, match: str | None, to_python: dict[int, int], python_lines: tuple[int, ...], limit: int,
+            is_source: bool = False) -> tuple[list[tuple[int, str]], int]:
+    """(line number, text) of the stage lines a [[show]] asks for, at most `limit`; and how many matched."""
+    lines = text.splitlines()
+    wanted = set(python_lines)
+    rx = re.compile(match) if match else None
+    found = []
+    for n, line in enumerate(lines, 1):
+        if wanted and (n not in wanted if is_source else to_python.get(n) not in wanted):
+            continue
+        if rx and not rx.search(line):
+            continue
+        if not wanted and not rx:
+            continue
+        found.append((n, line))
+    return found[:limit], len(found)
