@@ -28,10 +28,15 @@ LIBRARY = {k.slug: k for k in (*kernels.LIBRARY, *kernels.LESSON_KERNELS)}
 
 @dataclass
 class Ctx:
-    """One step being drawn: its lesson, its settings, its compiles (name -> kernel)."""
+    """One step being drawn: its lesson, its settings, its compiles (name -> the kernels the
+    [[compile]] selects: its function, its launch; every one when it names neither)."""
     lesson: Lesson
     step: Step
-    compiled: dict[str, KernelResult] = field(default_factory=dict)
+    compiled: dict[str, tuple[KernelResult, ...]] = field(default_factory=dict)
+
+    def kernel(self, name: str | None = None) -> KernelResult:
+        """The first kernel a compile selected (the step's first compile by default)."""
+        return self.compiled[name or self.step.compiles[0].name][0]
 
     @property
     def options(self) -> dict:
@@ -63,19 +68,20 @@ def compile_source(filename: str, source: str, target: str, **options) -> tuple[
     return result.kernels
 
 
-def compile_spec(lesson: Lesson, spec: CompileSpec) -> KernelResult:
-    """The kernel a [[compile]] of a lesson names (its function, its launch)."""
+def compile_spec(lesson: Lesson, spec: CompileSpec) -> tuple[KernelResult, ...]:
+    """The kernels a [[compile]] of a lesson selects (its function, its launch)."""
     filename, source = kernel_file(lesson, spec.kernel)
     found = compile_source(filename, source, spec.target, kernel=spec.function, num_warps=spec.num_warps,
                            num_stages=spec.num_stages, constexprs=dict(spec.constexprs), signature=spec.signature)
     if spec.function:
-        found = tuple(k for k in found if k.name == spec.function) or found
-    by_launch = [k for k in found if k.launch == spec.launch - 1]
-    if by_launch:
-        return by_launch[0]
-    if spec.launch <= len(found):
-        return found[spec.launch - 1]
-    raise StepFailed(f"{filename}: launch {spec.launch} asked for, the file made {len(found)}")
+        found = tuple(k for k in found if k.name == spec.function)
+        if not found:
+            raise StepFailed(f"{filename}: no kernel named {spec.function!r} was compiled")
+    if spec.launch is not None:
+        found = tuple(k for k in found if k.launch == spec.launch - 1)
+        if not found:
+            raise StepFailed(f"{filename}: launch {spec.launch} asked for, example() made fewer")
+    return found
 
 
 def library_kernels(slug: str) -> tuple[KernelResult, ...]:

@@ -21,7 +21,7 @@ def draw_step(lesson: Lesson, step: Step, panels: dict) -> None:
         with st.spinner("Compiling the step's kernels (cached after the first time)…"):
             for spec in step.compiles:
                 ctx.compiled[spec.name] = compile_spec(lesson, spec)
-                facts.update(exercise.facts(exercise.metrics([ctx.compiled[spec.name]]), spec.name))
+                facts.update(exercise.facts(exercise.metrics(ctx.compiled[spec.name]), spec.name))
     except StepFailed as e:
         st.error(str(e))
         return
@@ -69,7 +69,7 @@ def draw_shows(ctx: Ctx) -> None:
 
 
 def _draw_show(ctx: Ctx, show: ShowSpec) -> None:
-    kernel = ctx.compiled[show.compile]
+    kernel = ctx.kernel(show.compile)
     spec = ctx.step.compile_named(show.compile)
     try:
         text = services.stage_text(kernel, show.stage) if show.stage != "source" else kernel.stages.get("source", "")

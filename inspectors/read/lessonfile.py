@@ -61,7 +61,8 @@ _ITEM_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<text>\S.*)$")
 # tomllib's messages end with "(at line 3, column 7)"
 _TOML_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
 # {{sm90.registers}} {{bytes_ratio}}; a line of its own {{panel}} / {{show}}
-FACT_RE = re.compile(r"\{\{\s*(?P<name>[A-Za-z_][\w.]*)\s*\}\}")
+# (a backslash keeps them literal: \{{name}} shows {{name}})
+FACT_RE = re.compile(r"(?<!\\)\{\{\s*(?P<name>[A-Za-z_][\w.]*)\s*\}\}")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 OPS = (">=", "<=", "==", "!=", ">", "<")
@@ -97,8 +98,8 @@ class CompileSpec:
     name: str                        # how shows and facts refer to it ("main" when not named)
     kernel: str                      # library slug ("matmul") or a .py path relative to the lesson file
     target: str = "cuda:90"
-    function: str | None = None      # which @triton.jit kernel of the file (default: the first compiled)
-    launch: int = 1                  # which launch of example(), 1-based
+    function: str | None = None      # only the kernels of this @triton.jit function (default: every one)
+    launch: int | None = None        # only this launch of example(), 1-based (default: every launch)
     num_warps: int | None = None
     num_stages: int | None = None
     constexprs: tuple[tuple[str, int | float | str], ...] = ()
@@ -325,7 +326,7 @@ def _compile(d: dict, chunk: _Chunk, file: str, line: int, where: str, known: Kn
         name=str(d.get("name") or ("main" if index == 0 else f"compile{index + 1}")), kernel=kernel,
         target=_target(d.get("target", "cuda:90"), chunk, file, line, where),
         function=_opt_str(d, "function", chunk, file, line, where),
-        launch=_int(d, "launch", 1, chunk, file, line, where, minimum=1),
+        launch=_int(d, "launch", None, chunk, file, line, where, minimum=1),
         num_warps=_int(d, "num_warps", None, chunk, file, line, where, minimum=1),
         num_stages=_int(d, "num_stages", None, chunk, file, line, where, minimum=1),
         constexprs=tuple(sorted(constexprs.items())), signature=_opt_str(d, "signature", chunk, file, line, where))
@@ -452,7 +453,7 @@ def fill(text: str, facts: dict[str, str]) -> tuple[str, list[str]]:
             return str(facts[name])
         missing.append(name)
         return f"⟨{name}?⟩"
-    return FACT_RE.sub(sub, text), missing
+    return FACT_RE.sub(sub, text).replace("\\{{", "{{"), missing
 
 
 def prose_parts(prose: str) -> list[tuple[str, str]]:

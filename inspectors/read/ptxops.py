@@ -108,7 +108,7 @@ class Loop:
 
 
 PIPELINE = ("tma", "cp_async", "cp_async_commit", "cp_async_wait", "wgmma_fence", "wgmma", "wgmma_commit",
-            "wgmma_wait", "mma", "ldmatrix", "mbarrier", "bar_sync")
+            "wgmma_wait", "mma", "ldmatrix", "mbarrier", "bar_sync", "ld_global", "st_shared")
 
 
 def loops(ptx: str) -> list[tuple[int, int]]:
