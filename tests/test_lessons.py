@@ -1,5 +1,6 @@
 """The Lessons and Layouts pages through AppTest (widgets by key), and the coarsening sweep
 against the PTX it comes from."""
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
@@ -111,3 +112,59 @@ def test_layouts_page_draws_the_mma_accumulator():
     assert len(at.get("graphviz_chart")) == 1
     at.selectbox(key="lay_kernel").set_value("vector_add").run()
     assert not at.exception and at.selectbox(key="lay_layout").value == "#blocked"
+
+
+def _all_text(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.code] + [i.value for i in at.info]
+                     + [c.value for c in at.caption] + [_html(at)])
+
+
+def _step_clean(at):
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    assert not at.warning, [w.value for w in at.warning]        # a {{figure}} nobody provided warns
+    assert "⟨" not in _all_text(at)
+
+
+@pytest.mark.parametrize("lesson, steps", [("fusion", 7), ("tiling", 8)])
+def test_every_step_of_the_new_lessons_draws_with_every_figure_filled(lesson, steps):
+    measured = (ROOT / "assets" / "gpu" / "gpu_lessons.json").exists()
+    for step in range(1, steps + 1):
+        at = _open({"lesson": lesson, "step": str(step)})
+        _step_clean(at)
+        text = _all_text(at)
+        assert f"step {step} of {steps}" in text
+        if not measured and (lesson, step) in (("fusion", 6), ("fusion", 7), ("tiling", 8)):
+            assert "Not yet measured on a GPU" in text                # plainly, and no figure typed in
+
+
+def test_fusion_steps_show_the_bytes_and_the_loads():
+    at = _open({"lesson": "fusion", "step": "2"})
+    df = at.dataframe[0].value
+    rows = {(r["version"], r["example"].rsplit(" (", 1)[0]): r for r in df.to_dict("records")}
+    assert rows[("separate torch ops", "bias-add + ReLU")]["kernels"] == 2
+    assert rows[("separate torch ops", "GELU (tanh)")]["× fused"] == "11.0"
+    assert "(2.0×)" in _markdown(at) and "(11.0×)" in _markdown(at)
+    at = _open({"lesson": "fusion", "step": "3"})
+    code = "\n".join(c.value for c in at.code)
+    assert "ld.global.v4.b32" in code and "st.global.v4.b32" in code and "max.f32" in code
+    at = _open({"lesson": "fusion", "step": "4"})
+    df = at.dataframe[0].value
+    assert any(k.startswith("torch.compile: triton_poi_fused_add_relu_0") for k in df["kernel"])
+    assert "config 1 has exactly our loads and stores" in _markdown(at)
+
+
+def test_tiling_steps_show_the_instructions_and_the_pipeline():
+    at = _open({"lesson": "tiling", "step": "3"})
+    df = at.dataframe[0].value.set_index("PTX instruction")
+    assert df.loc["wgmma.mma_async (Hopper tensor cores)", "sm_90"] > 0 == df.loc["wgmma.mma_async (Hopper tensor cores)", "sm_80"]
+    assert df.loc["mma.sync (Ampere tensor cores)", "sm_80"] > 0
+    loops = "\n".join(c.value for c in at.code)
+    assert "cp.async.wait_group 2" in loops and "wgmma.mma_async" in loops
+    at = _open({"lesson": "tiling", "step": "5"})
+    df = at.dataframe[0].value
+    sm90 = df[df["target"] == "sm_90"].set_index("num_stages")
+    assert list(sm90["wait_group N"]) == ["—", "0", "2", "4"] and list(sm90["cp.async / loop"])[0] == 0
+    assert [float(x) for x in sm90["shared KiB"]] == [48, 96, 144, 192]
+    at = _open({"lesson": "tiling", "step": "6"})
+    assert "first wave covers 5 rows of tiles but all 32" in _markdown(at)

@@ -34,13 +34,17 @@ def draw(ctx: Ctx, ex: Exercise) -> None:
     check_col, reset_col, _ = st.columns([1, 1, 4])
     if check_col.button("Check", key=_key(ctx, "check"), type="primary", width="stretch"):
         st.session_state[result_key] = _check(filename, st.session_state[src_key], ex)
-    if reset_col.button("Start over", key=_key(ctx, "reset"), width="stretch"):
-        st.session_state.pop(result_key, None)
-        st.session_state[src_key] = starter
-        st.rerun()
+    reset_col.button("Start over", key=_key(ctx, "reset"), width="stretch", on_click=_reset,
+                     args=(src_key, result_key, starter))
     shown = st.session_state.get(result_key)
     if shown:
         _draw_result(shown, st.session_state[src_key])
+
+
+def _reset(src_key: str, result_key: str, starter: str) -> None:
+    """A callback: it runs before the text area is drawn, the only time its value may be set."""
+    st.session_state.pop(result_key, None)
+    st.session_state[src_key] = starter
 
 
 def _digest(text: str) -> str:

@@ -10,8 +10,9 @@ import streamlit as st
 
 from app import classroom
 from app.lessons import PANELS
-from app.lessons.common import BUNDLED, LIBRARY, settings
+from app.lessons.common import BUNDLED, LIBRARY
 from app.lessons.render import draw_step
+from inspectors.base import settings as settings_mod
 from inspectors.base.stages import STAGES
 from inspectors.explain import exercise
 from inspectors.read.lessonfile import Known
@@ -19,7 +20,7 @@ from inspectors.store import lessons as lesson_store
 
 KNOWN = Known(panels=frozenset(PANELS), metrics=exercise.names(), kernels=frozenset(LIBRARY),
               stages=frozenset(s.name for s in STAGES) | {"source"})
-FOLDERS = (BUNDLED, settings.lessons_dir)
+FOLDERS = (BUNDLED, settings_mod.load().lessons_dir)     # read on every run: the setting may change
 
 
 def _stamp() -> tuple:
@@ -37,11 +38,11 @@ def _stamp() -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _load(stamp: tuple) -> lesson_store.Found:
-    return lesson_store.load_all(FOLDERS, KNOWN)
+def _load(stamp: tuple, folders: tuple) -> lesson_store.Found:
+    return lesson_store.load_all(folders, KNOWN)
 
 
-found = _load(_stamp())
+found = _load(_stamp(), FOLDERS)
 LESSONS = {l.slug: l for l in found.lessons}
 
 

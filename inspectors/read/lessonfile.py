@@ -82,6 +82,9 @@ class LessonFileError(ValueError):
         super().__init__(f"{file}, line {line}: {message}")
         self.file, self.line, self.message = file, line, message
 
+    def __reduce__(self):      # pickled by the page's cache: rebuild from the three parts
+        return type(self), (self.file, self.line, self.message)
+
 
 @dataclass(frozen=True)
 class Known:
