@@ -32,7 +32,7 @@ CSS = """
 .tl-step { font-size: 1.05rem; border-left: 4px solid #f63; padding: 6px 12px; background: #fff7f2; margin: 6px 0; }
 .tl-questions { border-left: 4px solid #36c; padding: 6px 12px; background: #f2f6ff; margin: 10px 0; }
 .tl-questions ul { margin: 4px 0 0 0; }
-.tl-verdict td { padding: 2px 10px; }
+.stTextArea textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace !important; }
 </style>
 """
 
@@ -45,6 +45,11 @@ html { font-size: 22px !important; }
 .tl-step { font-size: 1.35rem !important; }
 .tl-questions { font-size: 1.2rem !important; }
 [data-testid="stDataFrame"] { font-size: 1.1rem !important; }
+[data-testid="stMainBlockContainer"] { padding-left: 1.2rem !important; padding-right: 1.2rem !important;
+                                       max-width: 100% !important; }
+[data-testid="stTable"] table { font-size: 0.8rem !important; }
+[data-testid="stTable"] th, [data-testid="stTable"] td { padding: 0.2rem 0.45rem !important; }
+.stCode code, .stCode pre { font-size: 0.72rem !important; }
 </style>
 """
 

@@ -77,10 +77,10 @@ def test_the_page_checks_an_edit_and_keeps_it():
     key = f"ex_src_fusion_{step}"
     assert at.text_area(key=key).value == STARTER.read_text()
     at.button(key=f"ex_check_fusion_{step}").click().run()
-    assert "Not yet." in at.warning[0].value and "❌ one kernel — this compile: 2" in at.warning[0].value
+    assert "Not yet." in at.warning[0].value and "**not met** · one kernel — this compile: 2" in at.warning[0].value
     at.text_area(key=key).set_value((SNIPPETS / "lesson_fused_v4.py").read_text()).run()
     at.button(key=f"ex_check_fusion_{step}").click().run()
-    assert "Goal reached." in at.success[0].value and "✅ every global load is v4 or wider — this compile: 4" in at.success[0].value
+    assert "Goal reached." in at.success[0].value and "**met** · every global load is v4 or wider — this compile: 4" in at.success[0].value
     at.text_area(key=key).set_value("def broken(:\n").run()
     at.button(key=f"ex_check_fusion_{step}").click().run()
     assert "did not compile" in at.error[0].value and "line 1" in at.error[0].value

@@ -107,8 +107,9 @@ def gpu_lessons() -> dict | None:
 
 def not_measured(what: str) -> None:
     st.info(f"**Not yet measured on a GPU.** {what} come from `benchmarks/gpu_lessons.py`, run on a GPU "
-            f"machine; its output is committed as `assets/gpu/gpu_lessons.json`, which this checkout does not have. "
-            f"Every figure above this line comes from compiles on this machine.")
+            f"machine; its output is committed as `assets/gpu/gpu_lessons.json`, which this checkout does not have yet. "
+            f"No figure is shown in its place: the other figures of this lesson come from compiles on this machine "
+            f"and from the committed H100 caches.")
 
 
 def gpu_label(data: dict) -> str:
@@ -129,6 +130,7 @@ def bars(x_name: str, xs: list, series: dict[str, list], height: int = 260, titl
     st.altair_chart(chart, width="stretch")
 
 
-def table(df: pd.DataFrame, **kw):
-    """A dataframe tall enough to show every row (a projector cannot scroll inside it)."""
-    st.dataframe(df, hide_index=True, width="stretch", height=min(36 * (len(df) + 1) + 4, 640), **kw)
+def table(df: pd.DataFrame):
+    """A static table: every row and column on the page, long cells wrapped (a projector
+    cannot scroll inside a grid)."""
+    st.table(df, hide_index=True)

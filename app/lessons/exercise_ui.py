@@ -27,7 +27,7 @@ def draw(ctx: Ctx, ex: Exercise) -> None:
     src_key, result_key = _key(ctx, "src"), _key(ctx, "result")
     if src_key not in st.session_state:
         st.session_state[src_key] = starter
-    st.markdown(f"#### ✍️ Exercise: {ex.goal}")
+    st.markdown(f"#### Exercise: {ex.goal}")
     st.caption("Checked from the compiled kernel for " + ex.target.replace("cuda:", "sm_") + ": "
                + "; ".join(c.describe() for c in ex.checks) + (f". Hint: {ex.hint}" if ex.hint else ""))
     st.text_area(f"{filename} — edit it, then press Check", key=src_key, height=360)
@@ -77,7 +77,7 @@ def _draw_result(shown: dict, source: str) -> None:
             with st.expander("Details"):
                 st.code(shown["detail"][-4000:], language=None)
         return
-    lines = "\n".join(f"- {'✅' if ok else '❌'} {text}" for ok, text in shown["rows"])
+    lines = "\n".join(f"- **{'met' if ok else 'not met'}** · {text}" for ok, text in shown["rows"])
     kernels = ", ".join(f"`{k}`" for k in shown["kernels"])
     if shown["passed"]:
         st.success(f"**Goal reached.** Compiled {kernels}:\n\n{lines}")

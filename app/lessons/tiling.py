@@ -80,7 +80,7 @@ def tile(ctx: Ctx):
     return {"bm": str(bm), "bn": str(bn), "bk": str(bk), "size": str(n), "programs": f"{t.programs:,}",
             "k_steps": str(t.k_steps), "step_kib": f"{t.step_bytes / 1024:.0f}", "flops_per_byte": f"{t.flops_per_byte:.1f}",
             "l2_gb": f"{t.l2_read_bytes / 1e9:.2f}", "min_gb": f"{t.min_bytes / 1e9:.2f}",
-            "reread": f"{t.l2_read_bytes / (2 * n * n * 2):.0f}"}
+            "a_reads": str(tiling.cdiv(n, bn)), "b_reads": str(tiling.cdiv(n, bm))}
 
 
 def _events(loop) -> str:
@@ -107,7 +107,7 @@ def isa(ctx: Ctx):
         with col:
             st.markdown(f"**The K loop on {k.target.replace('cuda:', 'sm_')}** (PTX lines {loop.start}–{loop.end})"
                         if loop else f"**{k.target}**: no loop")
-            st.code(_events(loop), language=None)
+            st.code(_events(loop), language=None, wrap_lines=True)
     return facts
 
 
@@ -128,6 +128,8 @@ def blocks(ctx: Ctx):
                      f"TFLOP/s @{tiling.SIZE}³": _tflops(data, cfg)})
         facts |= {f"b{bm}x{bn}x{bk}.{key}": exercise._num(v) for key, v in m.items()}
         facts[f"b{bm}x{bn}x{bk}.acc_per_thread"] = str(bm * bn // (32 * w))
+        loop = ptxops.main_loop(k.stages.get("ptx", ""))
+        facts |= {f"b{bm}x{bn}x{bk}.loop_{fam}": str(n) for fam, n in (loop.counts if loop else {}).items()}
         facts[f"b{bm}x{bn}x{bk}.threads"] = str(32 * w)
     table(pd.DataFrame(rows))
     st.caption(f"Compiled here for {target.replace('cuda:', 'sm_')} (kernels/matmul.py, BLOCK sizes and warps "
@@ -171,7 +173,7 @@ def stages(ctx: Ctx):
         loop = ptxops.main_loop(_compiled(target, (bm, bn, bk, w, pick)).stages.get("ptx", ""))
         with col:
             st.markdown(f"**{target.replace('cuda:', 'sm_')}, num_stages = {pick}: the K loop in order**")
-            st.code(_events(loop), language=None)
+            st.code(_events(loop), language=None, wrap_lines=True)
     if data is None:
         not_measured("TFLOP/s per num_stages")
     return facts
@@ -210,7 +212,7 @@ def grouping(ctx: Ctx):
     k = _compiled("cuda:90", tiling.DEFAULT)
     per_sm = int(_metrics(k).get("blocks_per_sm", 1)) or 1
     wave = sms * per_sm
-    st.html("<style>.tl-waves{border-collapse:collapse;margin:4px 0}.tl-waves td{width:9px;height:9px;"
+    st.html("<style>.tl-waves{border-collapse:collapse;margin:4px 0}.tl-waves td{width:13px;height:13px;"
             "border:1px solid #fff;padding:0}</style>")
     cols = st.columns(2)
     for col, g in zip(cols, (1, 8)):
@@ -237,7 +239,8 @@ def grouping(ctx: Ctx):
         facts |= {f"g{g}.rows": str(wt.first_wave_rows), f"g{g}.cols": str(wt.first_wave_cols),
                   f"g{g}.dram_gb": f"{wt.dram_bytes / 1e9:.2f}"}
     wt1 = tiling.wave_traffic(n, n, n, bm, bn, 1, wave)
-    facts |= {"no_reuse_gb": f"{wt1.no_reuse_bytes / 1e9:.1f}", "min_gb": f"{wt1.min_bytes / 1e9:.2f}", "n": str(n)}
+    facts |= {"no_reuse_gb": f"{wt1.no_reuse_bytes / 1e9:.1f}", "min_gb": f"{wt1.min_bytes / 1e9:.2f}", "n": str(n),
+              "tile_rows": str(tiling.cdiv(n, bm)), "tile_cols": str(tiling.cdiv(n, bn))}
     table(pd.DataFrame(rows))
     if data is None:
         not_measured("TFLOP/s and DRAM bytes per GROUP_SIZE_M")

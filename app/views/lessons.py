@@ -78,7 +78,7 @@ if st.session_state.get("lesson") not in LESSONS or "lesson_step" not in st.sess
     _from_url()
 
 st.html(classroom.CSS)
-top, size = st.columns([4, 1])
+top, size = st.columns([3, 1])
 top.radio("Lesson", list(LESSONS), key="lesson", horizontal=True, format_func=lambda k: LESSONS[k].title,
           on_change=_pick_lesson)
 size.toggle("Large type", key="big", help="For a projector: larger text everywhere on the page.")
@@ -91,7 +91,7 @@ index = st.session_state["lesson_step"] = max(0, min(st.session_state["lesson_st
 step = steps[index]
 st.query_params.from_dict({"lesson": lesson.slug, "step": str(index + 1), **({"big": "1"} if st.session_state["big"] else {})})
 
-nav_back, nav_title, nav_next = st.columns([1, 6, 1])
+nav_back, nav_title, nav_next = st.columns([1.4, 6, 1.4])
 nav_back.button("◀ Back", key="lesson_prev", on_click=_go, args=(-1,), disabled=index == 0, width="stretch")
 nav_next.button("Next ▶", key="lesson_next", on_click=_go, args=(1,), disabled=index == len(steps) - 1,
                 type="primary", width="stretch")

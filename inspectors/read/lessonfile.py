@@ -23,6 +23,7 @@ The format, in full (assets/lessons/_TEMPLATE.md is a commented example)::
     compile = "sm90"
     stage = "ptx"
     match = 'wgmma|cp\\.async'
+    region = "loop"                  # optional: only the main loop's lines
     [exercise]                       # optional: the student edits a kernel toward a goal
     goal = "Make every global load a v4 load."
     starter = "exercises/fuse_me.py"
@@ -69,7 +70,7 @@ OPS = (">=", "<=", "==", "!=", ">", "<")
 STEP_KEYS = {"look", "panel", "options", "compile", "show", "exercise"}
 COMPILE_KEYS = {"name", "kernel", "target", "function", "launch", "num_warps", "num_stages", "constexprs",
                 "signature"}
-SHOW_KEYS = {"compile", "stage", "match", "python_lines", "limit", "title"}
+SHOW_KEYS = {"compile", "stage", "match", "python_lines", "limit", "title", "region"}
 EXERCISE_KEYS = {"goal", "starter", "target", "function", "check", "hint"}
 CHECK_KEYS = {"metric", "op", "value", "label"}
 FRONT_KEYS = {"title", "order", "summary"}
@@ -117,6 +118,7 @@ class ShowSpec:
     python_lines: tuple[int, ...] = ()   # or: the lines the source map ties to these Python lines
     limit: int = 24
     title: str = ""
+    region: str = "all"              # "loop": only the lines of the main loop (PTX: the K loop of a matmul)
 
 
 @dataclass(frozen=True)
@@ -357,9 +359,13 @@ def _show(d: dict, chunk: _Chunk, file: str, line: int, where: str, known: Known
     if not isinstance(py, list) or not all(isinstance(n, int) and n > 0 for n in py):
         raise LessonFileError(file, _line_of(chunk, "python_lines", line),
                               f"{where}: python_lines must be a list of line numbers, e.g. [30, 31]")
+    region = d.get("region", "all")
+    if region not in ("all", "loop") or (region == "loop" and stage != "ptx"):
+        raise LessonFileError(file, _line_of(chunk, "region", line),
+                              f'{where}: region is "all", or "loop" for a ptx stage (got {region!r})')
     return ShowSpec(compile=target, stage=stage, match=match, python_lines=tuple(py),
                     limit=_int(d, "limit", 24, chunk, file, line, where, minimum=1),
-                    title=str(d.get("title", "")))
+                    title=str(d.get("title", "")), region=region)
 
 
 def _exercise(d, chunk: _Chunk, file: str, line: int, where: str, known: Known) -> Exercise:
