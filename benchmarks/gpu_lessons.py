@@ -271,7 +271,7 @@ def fusion_section(rep: Report) -> dict:
             except Exception as e:  # noqa: BLE001 - the profiler is a nicety; the timing is the point
                 launched = [f"(profiler failed: {type(e).__name__})"]
             runner.warm_gpu()
-            t = timer(lambda: fn(*args))
+            t = timer(lambda a=args: fn(*a))
             del got, expect
             row = {"version": version, "bytes": nbytes, "ops": ops, "kernels": len(launched), "kernel_names": launched,
                    "ms": t.median_ms, "p20_ms": t.p20_ms, "p80_ms": t.p80_ms, "gbps": gbps(nbytes, t.median_ms)}

@@ -151,3 +151,10 @@ def test_the_page_draws_a_teachers_lesson_and_reports_a_broken_file(tmp_path, mo
     assert "Ask the class" in "\n".join(el.proto.body for el in at.get("html"))
     at.radio(key="lesson").set_value("coarsening").run()                             # the others still load
     assert "Thread coarsening · step 1 of 7" in "\n".join(m.value for m in at.markdown)
+
+
+def test_the_readme_lists_every_metric_and_panel():
+    from app.lessons import PANELS
+    readme = (ROOT / "README.md").read_text()
+    missing = [m for m in exercise.names() if f"`{m}`" not in readme] + [p for p in PANELS if f"`{p}`" not in readme]
+    assert not missing, f"README's Lessons section does not list: {missing}"

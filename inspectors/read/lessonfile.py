@@ -48,6 +48,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from inspectors.read.lessonsettings import (  # noqa: F401 - re-exported: lessonfile.Check, ...
+    Check, Chunk, CompileSpec, Exercise, Known, LessonFileError, ShowSpec, choices, compile_spec, exercise_spec,
+    line_of, no_unknown, show_spec, table_list)
+
 try:
     import tomllib
 except ImportError:  # Python 3.10
@@ -66,87 +70,8 @@ _TOML_LINE_RE = re.compile(r"\(at line (\d+), column \d+\)")
 FACT_RE = re.compile(r"(?<!\\)\{\{\s*(?P<name>[A-Za-z_][\w.]*)\s*\}\}")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
-OPS = (">=", "<=", "==", "!=", ">", "<")
 STEP_KEYS = {"look", "panel", "options", "compile", "show", "exercise"}
-COMPILE_KEYS = {"name", "kernel", "target", "function", "launch", "num_warps", "num_stages", "constexprs",
-                "signature"}
-SHOW_KEYS = {"compile", "stage", "match", "python_lines", "limit", "title", "region"}
-EXERCISE_KEYS = {"goal", "starter", "target", "function", "check", "hint"}
-CHECK_KEYS = {"metric", "op", "value", "label"}
 FRONT_KEYS = {"title", "order", "summary"}
-
-
-class LessonFileError(ValueError):
-    """A malformed lesson file: `file` and 1-based `line` say where."""
-
-    def __init__(self, file: str, line: int, message: str):
-        super().__init__(f"{file}, line {line}: {message}")
-        self.file, self.line, self.message = file, line, message
-
-    def __reduce__(self):      # pickled by the page's cache: rebuild from the three parts
-        return type(self), (self.file, self.line, self.message)
-
-
-@dataclass(frozen=True)
-class Known:
-    """What a file may name; None leaves that kind unchecked (the parser stays pure: the
-    caller says which panels, metrics, library kernels and stages exist)."""
-    panels: frozenset[str] | None = None
-    metrics: frozenset[str] | None = None
-    kernels: frozenset[str] | None = None
-    stages: frozenset[str] | None = None
-
-
-@dataclass(frozen=True)
-class CompileSpec:
-    name: str                        # how shows and facts refer to it ("main" when not named)
-    kernel: str                      # library slug ("matmul") or a .py path relative to the lesson file
-    target: str = "cuda:90"
-    function: str | None = None      # only the kernels of this @triton.jit function (default: every one)
-    launch: int | None = None        # only this launch of example(), 1-based (default: every launch)
-    num_warps: int | None = None
-    num_stages: int | None = None
-    constexprs: tuple[tuple[str, int | float | str], ...] = ()
-    signature: str | None = None
-
-
-@dataclass(frozen=True)
-class ShowSpec:
-    compile: str
-    stage: str
-    match: str | None = None         # a regex: the stage lines it finds
-    python_lines: tuple[int, ...] = ()   # or: the lines the source map ties to these Python lines
-    limit: int = 24
-    title: str = ""
-    region: str = "all"              # "loop": only the lines of the main loop (PTX: the K loop of a matmul)
-
-
-@dataclass(frozen=True)
-class Check:
-    metric: str
-    op: str
-    value: float
-    label: str = ""
-
-    def passes(self, got: float | None) -> bool:
-        if got is None:
-            return False
-        return {">=": got >= self.value, "<=": got <= self.value, "==": got == self.value,
-                "!=": got != self.value, ">": got > self.value, "<": got < self.value}[self.op]
-
-    def describe(self) -> str:
-        value = int(self.value) if float(self.value).is_integer() else self.value
-        return self.label or f"{self.metric} {self.op} {value}"
-
-
-@dataclass(frozen=True)
-class Exercise:
-    goal: str
-    starter: str                     # library slug or .py path relative to the lesson file
-    checks: tuple[Check, ...]
-    target: str = "cuda:90"
-    function: str | None = None      # the kernel the checks read (default: every compiled kernel)
-    hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -212,19 +137,12 @@ def _front_matter(lines: list[str], file: str) -> tuple[dict, int]:
     if end is None:
         raise LessonFileError(file, first + 1, "the `+++` settings block is never closed")
     front = _toml("\n".join(lines[first + 1:end]), file, first + 2, "settings")
-    _no_unknown(front, FRONT_KEYS, file, first + 1, "settings")
+    no_unknown(front, FRONT_KEYS, file, first + 1, "settings")
     return front, end + 1
 
 
-@dataclass
-class _Chunk:
-    title: str
-    line: int                                  # 1-based line of `## title`
-    lines: list[tuple[int, str]]               # (1-based line, text) after the heading
-
-
-def _step_chunks(lines: list[str], start: int, file: str) -> list[_Chunk]:
-    chunks: list[_Chunk] = []
+def _step_chunks(lines: list[str], start: int, file: str) -> list[Chunk]:
+    chunks: list[Chunk] = []
     fence = None
     for i in range(start, len(lines)):
         line = lines[i]
@@ -232,7 +150,7 @@ def _step_chunks(lines: list[str], start: int, file: str) -> list[_Chunk]:
         if m and (fence is None or m["fence"].startswith(fence) and not m["info"]):
             fence = m["fence"][:3] if fence is None else None
         elif fence is None and (h := _STEP_RE.match(line)):
-            chunks.append(_Chunk(h["title"], i + 1, []))
+            chunks.append(Chunk(h["title"], i + 1, []))
             continue
         if chunks:
             chunks[-1].lines.append((i + 1, line))
@@ -241,37 +159,37 @@ def _step_chunks(lines: list[str], start: int, file: str) -> list[_Chunk]:
     return chunks
 
 
-def _step(chunk: _Chunk, file: str, known: Known) -> Step:
+def _step(chunk: Chunk, file: str, known: Known) -> Step:
     where = f'step "{chunk.title}"'
     settings, settings_line, rest = _settings_block(chunk, file, where)
     prose_lines, questions = _split_questions(rest)
-    _no_unknown(settings, STEP_KEYS, file, settings_line, where)
+    no_unknown(settings, STEP_KEYS, file, settings_line, where)
     look = settings.get("look")
     if not isinstance(look, str) or not look.strip():
         raise LessonFileError(file, settings_line, f"{where}: `look` (what the class should look at) is required")
     panel = settings.get("panel")
     if panel is not None and (not isinstance(panel, str) or (known.panels is not None and panel not in known.panels)):
-        raise LessonFileError(file, _line_of(chunk, "panel", settings_line),
-                              f"{where}: unknown panel {panel!r}" + _choices(known.panels))
+        raise LessonFileError(file, line_of(chunk, "panel", settings_line),
+                              f"{where}: unknown panel {panel!r}" + choices(known.panels))
     options = settings.get("options", {})
     if not isinstance(options, dict):
-        raise LessonFileError(file, _line_of(chunk, "options", settings_line), f"{where}: `options` must be a table")
-    compiles = tuple(_compile(c, chunk, file, settings_line, where, known, i)
-                     for i, c in enumerate(_table_list(settings, "compile", chunk, file, settings_line, where)))
+        raise LessonFileError(file, line_of(chunk, "options", settings_line), f"{where}: `options` must be a table")
+    compiles = tuple(compile_spec(c, chunk, file, settings_line, where, known, i)
+                     for i, c in enumerate(table_list(settings, "compile", chunk, file, settings_line, where)))
     names = [c.name for c in compiles]
     if len(set(names)) != len(names):
         raise LessonFileError(file, settings_line, f"{where}: two compiles share a name: {names}")
-    shows = tuple(_show(s, chunk, file, settings_line, where, known, names)
-                  for s in _table_list(settings, "show", chunk, file, settings_line, where))
+    shows = tuple(show_spec(s, chunk, file, settings_line, where, known, names)
+                  for s in table_list(settings, "show", chunk, file, settings_line, where))
     exercise = None
     if "exercise" in settings:
-        exercise = _exercise(settings["exercise"], chunk, file, settings_line, where, known)
+        exercise = exercise_spec(settings["exercise"], chunk, file, settings_line, where, known)
     prose = "\n".join(prose_lines).strip("\n")
     return Step(title=chunk.title, look=look.strip(), prose=prose, line=chunk.line, questions=tuple(questions),
                 panel=panel, options=options, compiles=compiles, shows=shows, exercise=exercise)
 
 
-def _settings_block(chunk: _Chunk, file: str, where: str) -> tuple[dict, int, list[tuple[int, str]]]:
+def _settings_block(chunk: Chunk, file: str, where: str) -> tuple[dict, int, list[tuple[int, str]]]:
     """The ```step block (TOML) of a step, its first line, and the step's other lines."""
     start = next((k for k, (_, l) in enumerate(chunk.lines) if (m := _FENCE_RE.match(l.strip())) and m["info"] == "step"),
                  None)
@@ -309,142 +227,6 @@ def _split_questions(lines: list[tuple[int, str]]) -> tuple[list[str], list[str]
         elif line.strip() and questions:
             questions[-1] += " " + line.strip()
     return prose, questions
-
-
-def _table_list(settings: dict, key: str, chunk: _Chunk, file: str, line: int, where: str) -> list[dict]:
-    value = settings.get(key, [])
-    if isinstance(value, dict):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-        raise LessonFileError(file, _line_of(chunk, key, line), f"{where}: `{key}` must be a table ([[{key}]])")
-    return value
-
-
-def _compile(d: dict, chunk: _Chunk, file: str, line: int, where: str, known: Known, index: int) -> CompileSpec:
-    _no_unknown(d, COMPILE_KEYS, file, _line_of(chunk, "[[compile]]", line), f"{where}, [[compile]]")
-    kernel = _kernel_ref(d.get("kernel"), chunk, file, line, where, known, "kernel")
-    constexprs = d.get("constexprs", {})
-    if not isinstance(constexprs, dict):
-        raise LessonFileError(file, _line_of(chunk, "constexprs", line), f"{where}: constexprs must be a table, "
-                                                                         "e.g. constexprs = {{ BLOCK_K = 32 }}")
-    return CompileSpec(
-        name=str(d.get("name") or ("main" if index == 0 else f"compile{index + 1}")), kernel=kernel,
-        target=_target(d.get("target", "cuda:90"), chunk, file, line, where),
-        function=_opt_str(d, "function", chunk, file, line, where),
-        launch=_int(d, "launch", None, chunk, file, line, where, minimum=1),
-        num_warps=_int(d, "num_warps", None, chunk, file, line, where, minimum=1),
-        num_stages=_int(d, "num_stages", None, chunk, file, line, where, minimum=1),
-        constexprs=tuple(sorted(constexprs.items())), signature=_opt_str(d, "signature", chunk, file, line, where))
-
-
-def _show(d: dict, chunk: _Chunk, file: str, line: int, where: str, known: Known, names: list[str]) -> ShowSpec:
-    _no_unknown(d, SHOW_KEYS, file, _line_of(chunk, "[[show]]", line), f"{where}, [[show]]")
-    if not names:
-        raise LessonFileError(file, _line_of(chunk, "[[show]]", line), f"{where}: [[show]] needs a [[compile]]")
-    target = d.get("compile", names[0])
-    if target not in names:
-        raise LessonFileError(file, _line_of(chunk, "compile =", line),
-                              f"{where}: [[show]] names compile {target!r}; this step compiles {names}")
-    stage = d.get("stage", "ptx")
-    if known.stages is not None and stage not in known.stages:
-        raise LessonFileError(file, _line_of(chunk, "stage", line), f"{where}: unknown stage {stage!r}"
-                                                                    + _choices(known.stages))
-    match = _opt_str(d, "match", chunk, file, line, where)
-    if match is not None:
-        try:
-            re.compile(match)
-        except re.error as e:
-            raise LessonFileError(file, _line_of(chunk, "match", line), f"{where}: match is not a regex: {e}") from None
-    py = d.get("python_lines", [])
-    if not isinstance(py, list) or not all(isinstance(n, int) and n > 0 for n in py):
-        raise LessonFileError(file, _line_of(chunk, "python_lines", line),
-                              f"{where}: python_lines must be a list of line numbers, e.g. [30, 31]")
-    region = d.get("region", "all")
-    if region not in ("all", "loop") or (region == "loop" and stage != "ptx"):
-        raise LessonFileError(file, _line_of(chunk, "region", line),
-                              f'{where}: region is "all", or "loop" for a ptx stage (got {region!r})')
-    return ShowSpec(compile=target, stage=stage, match=match, python_lines=tuple(py),
-                    limit=_int(d, "limit", 24, chunk, file, line, where, minimum=1),
-                    title=str(d.get("title", "")), region=region)
-
-
-def _exercise(d, chunk: _Chunk, file: str, line: int, where: str, known: Known) -> Exercise:
-    at = _line_of(chunk, "[exercise]", line)
-    if not isinstance(d, dict):
-        raise LessonFileError(file, at, f"{where}: `exercise` must be a table ([exercise])")
-    _no_unknown(d, EXERCISE_KEYS, file, at, f"{where}, [exercise]")
-    goal = d.get("goal")
-    if not isinstance(goal, str) or not goal.strip():
-        raise LessonFileError(file, at, f"{where}: the exercise needs a goal = \"...\"")
-    checks = []
-    for c in _table_list(d, "check", chunk, file, at, where):
-        _no_unknown(c, CHECK_KEYS, file, _line_of(chunk, "[[exercise.check]]", at), f"{where}, [[exercise.check]]")
-        metric, op, value = c.get("metric"), c.get("op", ">="), c.get("value")
-        if not isinstance(metric, str) or (known.metrics is not None and metric not in known.metrics):
-            raise LessonFileError(file, _line_of(chunk, "metric", at), f"{where}: unknown metric {metric!r}"
-                                                                       + _choices(known.metrics))
-        if op not in OPS:
-            raise LessonFileError(file, _line_of(chunk, "op", at), f"{where}: op must be one of {', '.join(OPS)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise LessonFileError(file, _line_of(chunk, "value", at), f"{where}: value must be a number")
-        checks.append(Check(metric, op, float(value), str(c.get("label", ""))))
-    if not checks:
-        raise LessonFileError(file, at, f"{where}: the exercise needs at least one [[exercise.check]]")
-    return Exercise(goal=goal.strip(), starter=_kernel_ref(d.get("starter"), chunk, file, at, where, known, "starter"),
-                    checks=tuple(checks), target=_target(d.get("target", "cuda:90"), chunk, file, at, where),
-                    function=_opt_str(d, "function", chunk, file, at, where), hint=str(d.get("hint", "")))
-
-
-def _kernel_ref(value, chunk: _Chunk, file: str, line: int, where: str, known: Known, key: str) -> str:
-    at = _line_of(chunk, key, line)
-    if not isinstance(value, str) or not value.strip():
-        raise LessonFileError(file, at, f"{where}: `{key}` names a library kernel or a .py file next to the lesson")
-    if value.endswith(".py"):
-        if value.startswith("/") or ".." in value.replace("\\", "/").split("/"):
-            raise LessonFileError(file, at, f"{where}: {value!r} must be a path inside the lessons folder")
-    elif known.kernels is not None and value not in known.kernels:
-        raise LessonFileError(file, at, f"{where}: no library kernel {value!r}" + _choices(known.kernels)
-                              + " (or give a .py file next to the lesson)")
-    return value
-
-
-def _target(value, chunk: _Chunk, file: str, line: int, where: str) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"(cuda:\d+|hip:gfx[0-9a-f]+)", value):
-        raise LessonFileError(file, _line_of(chunk, "target", line),
-                              f"{where}: target must look like \"cuda:90\" or \"hip:gfx942\" (got {value!r})")
-    return value
-
-
-def _opt_str(d: dict, key: str, chunk: _Chunk, file: str, line: int, where: str) -> str | None:
-    value = d.get(key)
-    if value is not None and not isinstance(value, str):
-        raise LessonFileError(file, _line_of(chunk, key, line), f"{where}: {key} must be text")
-    return value
-
-
-def _int(d: dict, key: str, default, chunk: _Chunk, file: str, line: int, where: str, minimum: int = 0):
-    value = d.get(key, default)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < minimum):
-        raise LessonFileError(file, _line_of(chunk, key, line), f"{where}: {key} must be a whole number ≥ {minimum}")
-    return value
-
-
-def _no_unknown(d: dict, allowed: set[str], file: str, line: int, where: str) -> None:
-    unknown = sorted(set(d) - allowed)
-    if unknown:
-        raise LessonFileError(file, line, f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(allowed))})")
-
-
-def _line_of(chunk: _Chunk, needle: str, default: int) -> int:
-    """The first line of the step that starts with `needle` (a key, `[[show]]`), for messages."""
-    for n, text in chunk.lines:
-        if text.strip().startswith(needle):
-            return n
-    return default
-
-
-def _choices(names: frozenset[str] | None) -> str:
-    return f" (known: {', '.join(sorted(names))})" if names else ""
 
 
 def facts_in(text: str) -> list[str]:
