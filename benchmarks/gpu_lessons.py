@@ -34,7 +34,6 @@ import io
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +122,13 @@ def split_by_markers(rows: list[dict], cases: list[str]) -> dict[str, list[dict]
         elif current is not None:
             out[current].append(row)
     return out
+
+
+def unknown_metrics(output: str, metrics: list[str]) -> list[str]:
+    """The metrics an ncu ERROR line names (e.g. `==ERROR== Failed to find metric lts__x.sum`),
+    whatever its wording: those are dropped and the profile is run again."""
+    errors = [line for line in output.splitlines() if "ERROR" in line or "rror:" in line]
+    return [m for m in metrics if any(m in line or m.rsplit(".", 1)[0] in line for line in errors)]
 
 
 def number(text) -> float | None:
@@ -402,14 +408,6 @@ NCU_MATMUL = (((128, 256, 64, 8, 3, 8), 4096), ((64, 64, 32, 4, 3, 8), 4096), ((
               ((128, 256, 64, 8, 1, 8), 4096), ((128, 256, 64, 8, 3, 1), 8192), ((128, 256, 64, 8, 3, 8), 8192))
 
 
-def ncu_cases() -> list[str]:
-    names = [f"fusion/{ex}/{v}" for ex, vs in (("bias_relu", ("separate torch ops", "Triton, one kernel", "torch.compile")),
-                                               ("gelu", ("separate torch ops", "F.gelu (one torch op)",
-                                                         "Triton, one kernel", "torch.compile"))) for v in vs]
-    from inspectors.explain import tiling
-    return names + [f"matmul/{tiling.key(*cfg, size=size)}" for cfg, size in NCU_MATMUL]
-
-
 def ncu_launch(path: Path) -> None:
     """Under ncu (profiling off until cudaProfilerStart): each case once, between two marker kernels."""
     import torch
@@ -471,10 +469,11 @@ def ncu_section(rep: Report) -> dict:
         cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--profile-from-start", "off",
                "--metrics", ",".join(metrics), "--log-file", str(log), sys.executable, str(Path(__file__).resolve()),
                "--ncu-launch", str(ran_file)]
+        log.unlink(missing_ok=True)
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
                               timeout=max(60, rep.budget_s - rep.elapsed()))
         text = proc.stdout + proc.stderr + (log.read_text() if log.exists() else "")
-        missing = sorted(set(re.findall(r"[Ff]ailed to find metric[s]?\s+'?([\w.]+)", text)) & set(metrics))
+        missing = unknown_metrics(text, metrics)
         if proc.returncode == 0 and not missing:
             break
         print(proc.stdout[-2000:], proc.stderr[-2000:], sep="\n", flush=True)
@@ -482,6 +481,8 @@ def ncu_section(rep: Report) -> dict:
             raise RuntimeError(f"ncu exited with {proc.returncode}: {text[-1500:]}")
         dropped += missing
         metrics = [m for m in metrics if m not in missing]
+    if not log.exists() or not parse_ncu_csv(log.read_text()):
+        raise RuntimeError(f"ncu profiled nothing (counter permissions? ERR_NVGPUCTRPERM): {text[-1500:]}")
     rows = parse_ncu_csv(log.read_text())
     ran = json.loads(ran_file.read_text()) if ran_file.exists() else []
     by_case = split_by_markers(rows, ran)

@@ -59,3 +59,10 @@ def test_the_runs_cover_every_lesson_configuration_once():
         assert tiling.key(*tiling.DEFAULT, group=g, size=tiling.GROUP_SIZE) in keys
     for cfg, size in gpu_lessons.NCU_MATMUL:
         assert tiling.key(*cfg, size=size) in keys                    # every profiled case was also timed
+
+
+def test_an_ncu_error_names_the_metrics_to_drop():
+    metrics = ["dram__bytes_read.sum", "lts__t_sector_hit_rate.pct", "launch__registers_per_thread"]
+    out = "==PROF== Connected\n==ERROR== Failed to find metric lts__t_sector_hit_rate\n==PROF== Disconnected"
+    assert gpu_lessons.unknown_metrics(out, metrics) == ["lts__t_sector_hit_rate.pct"]
+    assert gpu_lessons.unknown_metrics("==PROF== ok", metrics) == []
