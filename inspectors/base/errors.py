@@ -1,13 +1,14 @@
 """Errors cross the worker boundary as values: a kind, a message and the source line.
 
 The kinds are a stable contract (CLI JSON, scripts): syntax, compile, runtime, timeout, usage,
-crash (the worker died: killed for memory, a segfault in user code).
+crash (the worker died: killed for memory, a segfault in user code), busy (the session already
+has as many compiles queued or running as the server allows; nothing was run).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-KINDS = ("syntax", "compile", "runtime", "timeout", "usage", "crash")
+KINDS = ("syntax", "compile", "runtime", "timeout", "usage", "crash", "busy")
 
 
 @dataclass(frozen=True)
