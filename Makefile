@@ -10,7 +10,7 @@ TORCH_SPEC     ?= torch==2.13.0
 PIP_TORCH_ARGS ?=
 PORT ?= 8501
 
-.PHONY: run test setup bench clean
+.PHONY: run test setup bench clean serve-class
 
 $(VENV)/.installed: requirements.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ setup: $(VENV)/.installed
 
 run: setup
 	$(PY) -m streamlit run app/main.py --server.port $(PORT)
+
+# A server for a class, for an authenticating reverse proxy on this machine to publish (README,
+# "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
+serve-class: setup
+	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 
 test: setup
 	$(PY) -m pytest -q

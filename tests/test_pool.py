@@ -130,5 +130,7 @@ def test_a_hung_compile_holds_up_only_its_own_session(make_engine):
     assert r.ok, r.error
     assert not done, "B finished only after A's hang ended"
     assert eng.status()["stragglers"] == 1
+    hung_pid = eng._slots[next(iter(eng._stragglers))].proc.pid
+    assert os.getpriority(os.PRIO_PROCESS, hung_pid) == 19          # it no longer competes for the cores
     eng.close()                                                    # ends the hang
     hung.join(30)
