@@ -17,7 +17,7 @@ OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
 PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test test-oldest setup setup-oldest bench clean
+.PHONY: run test test-oldest setup setup-oldest bench clean serve-class
 
 $(VENV)/.installed: requirements.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ setup: $(VENV)/.installed
 
 run: setup
 	$(PY) -m streamlit run app/main.py --server.port $(PORT)
+
+# A server for a class, for an authenticating reverse proxy on this machine to publish (README,
+# "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
+serve-class: setup
+	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 
 test: setup
 	$(PY) -m pytest -q

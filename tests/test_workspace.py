@@ -214,3 +214,26 @@ def test_workspace_actions_in_the_app(workspace_dir):
     assert app.selectbox(key="picker").value == "ws:my_add-copy.py"
     assert (workspace_dir / "my_add-copy.py").is_file()
     assert sorted(p.name for p in workspace_dir.glob("*.py")) == ["my_add-copy.py", "my_add.py"]
+
+
+# -- one workspace per student (a server for a class) -------------------------------------------
+
+def test_user_folders_are_distinct_and_inside_users(tmp_path):
+    from inspectors.store.workspace import user_folder
+    names = ["alice", "Alice", "ann.lee", "ann-lee", "../bob", "/etc/passwd", "..", "日本", "a" * 500]
+    folders = [user_folder(tmp_path, n) for n in names]
+    assert len(set(folders)) == len(names)                       # no two users share a folder
+    for f in folders:
+        assert f.parent == tmp_path / "users" and "/" not in f.name and not f.name.startswith(".")
+    assert user_folder(tmp_path, "alice") == user_folder(tmp_path, "alice")   # stable
+
+
+def test_one_students_workspace_never_lists_or_opens_anothers(tmp_path):
+    from inspectors.store.workspace import Workspace, user_folder
+    alice, bob = Workspace(user_folder(tmp_path, "alice")), Workspace(user_folder(tmp_path, "bob"))
+    alice.create("mine", "x = 1\n")
+    assert [e.name for e in alice.list()] == ["mine.py"] and list(bob.list()) == []
+    assert not bob.exists("mine.py")
+    for name in ("../alice-2bd806c97f0e/mine.py", "../../users/alice/mine", "/etc/passwd"):
+        with pytest.raises(WorkspaceError):
+            bob.read(name)
