@@ -8,9 +8,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from any
 
 import streamlit as st  # noqa: E402
 
-from app import panels, services  # noqa: E402
+from app import panels, present, services  # noqa: E402
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
+present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens
 panels.inject_css()
 services.engine()          # start the warm compile worker with the first page load
 

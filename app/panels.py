@@ -1,11 +1,14 @@
 """Streamlit pieces of the page. `render_stage_panel` serves every stage."""
 from __future__ import annotations
 
-import hashlib
+from types import SimpleNamespace
+from typing import Callable
 
 import streamlit as st
 
-from app import render, services
+from app import present, render, services
+from app.components.stage_panel import page_state, payload, stage_panel
+from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
@@ -13,8 +16,6 @@ from inspectors.base.stages import Stage
 
 def inject_css() -> None:
     st.html(render.page_css())
-    # our own static script (no user text): click a line, its Python line lights up everywhere
-    st.html(render.FOLLOW_SCRIPT, unsafe_allow_javascript=True)
 
 
 def parse_overrides(text: str) -> dict:
@@ -35,56 +36,90 @@ def parse_overrides(text: str) -> dict:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _panel_html(stage_name: str, text: str, query: str, only_hits: bool, error_line: int | None,
-                py_lines: tuple[tuple[int, int], ...], selected_py: int | None) -> tuple[str, str]:
-    classes = render.line_classes(stage_name, text, query, error_line)
-    summary = render.summarize(stage_name, text, classes)
-    return (render.render_stage_html(stage_name, text, query, only_hits, error_line,
-                                     py_lines=dict(py_lines), selected_py=selected_py),
-            render.legend_html(summary) + f'<span class="tlens-chip">{summary.lines} lines</span>')
+@st.cache_data(show_spinner=False, max_entries=48)
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str) -> bytes:
+    """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
+    py_lines = {}
+    for pair in filter(None, py_key.split(",")):
+        n, p = pair.split(":")
+        py_lines[int(n)] = int(p)
+    return payload.encode(payload.build(stage_name, text, filename, py_lines))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
-                       selected_py: int | None = None) -> None:
-    """One panel, any stage: title, download, search, legend, highlighted lines.
-    `py_lines` (stage line -> Python line) makes lines clickable to follow them."""
+                       on_follow: Callable[[int], None] | None = None) -> None:
+    """One panel, any stage: title, legend, search, wrap, type size, download and the
+    highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
+    lines clickable to follow them; `on_follow(python_line)` hears of the click."""
     text = services.stage_text(kernel, stage.name)
-    key = f"{stage.name}-{kernel.launch}"
-    head, dl = st.columns([3, 1])
-    head.markdown(f"**{stage.label}**")
-    dl.download_button("⬇", text, file_name=f"{kernel.name}.{stage.ext}", key=f"dl-{key}",
-                       help=f"Download {stage.label}")
-    q1, q2 = st.columns([3, 1])
-    query = q1.text_input("Search", key=f"q-{key}", placeholder=f"search {stage.label}",
-                          label_visibility="collapsed")
-    only = q2.checkbox("only", key=f"only-{key}", help="Show only matching lines")
-    body, legend = _panel_html(stage.name, text, query, only, None, tuple(sorted((py_lines or {}).items())),
-                               selected_py)
-    st.html(legend)
-    st.html(body)
+    py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key)
+    stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
-def pick_launch(kernels: tuple[KernelResult, ...]) -> KernelResult:
+def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
+                  selected_py: int | None) -> None:
+    """The chosen stages side by side. A click on a line follows its Python line in every
+    panel at once (in the browser) and then sets the `follow_key` selectbox."""
+    def follow(py: int) -> None:
+        if py in mapped:
+            st.session_state[follow_key] = py
+
+    page_state(selected_py, present.on())
+    for column, name in zip(st.columns(max(len(chosen), 1), gap="small"), chosen):
+        with column:
+            py_lines = ({n: n for n in mapped} if name == "source"
+                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
+            render_stage_panel(stages.get(name), kernel, py_lines, follow)
+
+
+def present_bar(title: str) -> SimpleNamespace:
+    """Presentation mode's one line: what is shown, Compile, launch, stages, followed line,
+    memory operations and threads (one click each), and the way out. Returns its slots;
+    `compile` is whether Compile was pressed."""
+    cols = st.columns([1.6, 1.0, 1.8, 2.1, 2.0, 1.3, 1.3, 0.9], vertical_alignment="center", gap="small")
+    cols[0].markdown(title)
+    clicked = cols[1].button("Compile", key="compile-present", type="primary", width="stretch")
+    cols[7].button("✕ Exit", key="present-exit", on_click=present.set_on, args=(False,), width="stretch",
+                   help="Leave presentation mode: the sidebar and the editor come back")
+    return SimpleNamespace(compile=clicked, launch=cols[2], stages=cols[3], follow=cols[4],
+                           memory=cols[5], threads=cols[6])
+
+
+def present_extras(bar: SimpleNamespace, insight, source_lines: list[str]) -> None:
+    """The memory-operation table and the thread mapping, one click away from the panels."""
+    with bar.memory.popover("Memory", icon=":material/memory:", width="stretch",
+                            help="The memory operations of this launch, line by line"):
+        _memory_table(insight, source_lines)
+    with bar.threads.popover("Threads", icon=":material/grid_view:", width="stretch",
+                             help="Programs and threads: which elements each one handles, and every address"):
+        _thread_map(insight, source_lines)
+
+
+def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = False) -> KernelResult:
     if len(kernels) == 1:
         return kernels[0]
     labels = [f"{i + 1}. {k.label} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
                                                  or a.value is not None)[:160] for i, k in enumerate(kernels)]
-    i = st.selectbox(f"{len(kernels)} compiled launches (each specialization the JIT would build)",
-                     range(len(kernels)), format_func=lambda i: labels[i], key="launch")
+    i = (where or st).selectbox(f"Launch ({len(kernels)} compiled)", range(len(kernels)),
+                                format_func=lambda i: labels[i], key="launch",
+                                help="Each specialization the JIT would build for the launches example() makes",
+                                label_visibility="collapsed" if compact else "visible")
     return kernels[min(i, len(kernels) - 1)]
 
 
 def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
+    """One line under the bar: what was compiled and how; how each argument was specialized
+    is in its tooltip (and in the launch picker)."""
     opts = kernel.options
     md = kernel.metadata
     took = (f"compiled in {kernel.compile_seconds:.2f} s" if kernel.compile_seconds >= 0.05
             else "from Triton's cache")
-    st.markdown(
+    st.caption(
         f"**{kernel.name}** for `{kernel.target}` · num_warps={opts.get('num_warps')} · "
         f"num_stages={opts.get('num_stages')} · shared memory {md.get('shared', 0)} B · "
-        f"{took} · Triton {result.triton_version}")
-    st.caption("Specialization: " + " · ".join(a.describe() for a in kernel.args))
+        f"{took} · Triton {result.triton_version}",
+        help="Specialization: " + " · ".join(a.describe() for a in kernel.args))
 
 
 def render_error(error: CompileError, source: str) -> None:

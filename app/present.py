@@ -1,0 +1,74 @@
+"""Presentation mode, for a projector: the sidebar and the editor give way to one line,
+panels take the whole width in large type. Any page uses it the same way:
+
+    present.init(st.query_params)        # once, before the page's widgets: ?present=1 turns it on
+    present.toggle(st.sidebar)           # the switch (keeps its value across pages)
+    present.apply(large_text=True)       # the page's styles; large_text: every text, not only panels
+    st.query_params.from_dict({..., **present.url_params()})
+
+Stage panels read the mode from `page_state(follow, present.on())` (app/components/stage_panel)
+and size their type so that 64 columns fill a panel's width.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+STATE = "present_mode"          # the value, kept across pages (not a widget key)
+WIDGET = "present"              # the toggle's key
+
+# Streamlit's chrome out of the way; a thin page margin; the editor box (its key
+# "tlens-editor", see views/explorer.py) hidden: the bar above the panels names the file.
+_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"],
+[data-testid="stHeader"], [data-testid="stDecoration"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding: 6px 12px 16px 12px !important; max-width: 100% !important; }
+[data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+.st-key-tlens-editor { display: none !important; }
+</style>"""
+
+# Every text on the page larger (lessons); panels size their own type.
+_LARGE_TEXT_CSS = """<style>
+html { font-size: 22px !important; }
+.stMarkdown p, .stMarkdown li, .stCaption, .stAlert p { font-size: 1.15rem !important; line-height: 1.45 !important; }
+[data-testid="stDataFrame"] { font-size: 1.1rem !important; }
+</style>"""
+
+
+def init(query_params) -> None:
+    """The first page a session opens decides from its URL; later pages keep the value."""
+    if STATE not in st.session_state:
+        st.session_state[STATE] = query_params.get("present") == "1"
+
+
+def on() -> bool:
+    return bool(st.session_state.get(STATE, False))
+
+
+def set_on(value: bool) -> None:
+    """For callbacks and buttons ("Exit presentation")."""
+    st.session_state[STATE] = bool(value)
+    st.session_state[WIDGET] = bool(value)
+
+
+def _from_widget() -> None:
+    st.session_state[STATE] = bool(st.session_state[WIDGET])
+
+
+def toggle(where=None, label: str = "Presentation mode") -> bool:
+    """The switch. Its widget state is dropped on pages that do not draw it, so the value
+    lives under STATE and is put back into the widget before it is drawn."""
+    st.session_state[WIDGET] = on()
+    (where or st).toggle(label, key=WIDGET, on_change=_from_widget,
+                         help="For a projector: the sidebar and the editor fold into one line, the panels take "
+                              "the screen in large type. A link with ?present=1 opens in this mode.")
+    return on()
+
+
+def apply(large_text: bool = False) -> None:
+    """The page's styles for the current mode (nothing when it is off)."""
+    if on():
+        st.html(_CSS + (_LARGE_TEXT_CSS if large_text else ""))
+
+
+def url_params() -> dict[str, str]:
+    return {"present": "1"} if on() else {}
