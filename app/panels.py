@@ -90,10 +90,10 @@ def present_extras(bar: SimpleNamespace, insight, source_lines: list[str]) -> No
     """The memory-operation table and the thread mapping, one click away from the panels."""
     with bar.memory.popover("Memory", icon=":material/memory:", width="stretch",
                             help="The memory operations of this launch, line by line"):
-        _memory_table(insight, source_lines)
+        _memory_table(insight, source_lines, html_table=True)
     with bar.threads.popover("Threads", icon=":material/grid_view:", width="stretch",
                              help="Programs and threads: which elements each one handles, and every address"):
-        _thread_map(insight, source_lines)
+        _thread_map(insight, source_lines, html_table=True)
 
 
 def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = False) -> KernelResult:
@@ -101,7 +101,7 @@ def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = F
         return kernels[0]
     labels = [f"{i + 1}. {k.label} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
                                                  or a.value is not None)[:160] for i, k in enumerate(kernels)]
-    i = (where or st).selectbox(f"Launch ({len(kernels)} compiled)", range(len(kernels)),
+    i = (where or st).selectbox(f"Launch ({len(kernels)} specializations)", range(len(kernels)),
                                 format_func=lambda i: labels[i], key="launch",
                                 help="Each specialization the JIT would build for the launches example() makes",
                                 label_visibility="collapsed" if compact else "visible")
@@ -154,7 +154,8 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> No
         st.dataframe(rows, hide_index=True, width="stretch")
 
 
-def _memory_table(insight, source_lines: list[str]) -> None:
+def _memory_table(insight, source_lines: list[str], html_table: bool = False) -> None:
+    """`html_table`: a plain table, whose type the page's styles can enlarge (presentation)."""
     groups: dict[tuple, dict] = {}
     for m in insight.memory_ops:
         key = (m.python_line or 0, m.space, m.kind, m.op, m.vector, m.bits)
@@ -172,7 +173,11 @@ def _memory_table(insight, source_lines: list[str]) -> None:
     glob = sum(1 for m in insight.memory_ops if m.space == "global")
     st.caption(f"{glob} global memory instructions, {vec} of them vectorized; "
                f"{len(insight.memory_ops) - glob} shared-memory instructions.")
-    st.dataframe([groups[k] for k in sorted(groups)], hide_index=True, width="stretch")
+    rows = [groups[k] for k in sorted(groups)]
+    if html_table:
+        st.table(rows)
+    else:
+        st.dataframe(rows, hide_index=True, width="stretch")
 
 
 def _resources(insight, kernel: KernelResult) -> None:
@@ -195,7 +200,7 @@ def _resources(insight, kernel: KernelResult) -> None:
                    f"32-bit registers per thread (source: {r.source}).")
 
 
-def _thread_map(insight, source_lines: list[str]) -> None:
+def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> None:
     """%ctaid/%tid: addresses rebuilt from the PTX, and the layout's element ownership."""
     from inspectors.explain.threadmap import thread_examples
     seen = set()
@@ -224,6 +229,9 @@ def _thread_map(insight, source_lines: list[str]) -> None:
     if rows:
         st.caption("Each global access's address, rebuilt from the PTX instructions that compute it "
                    "(`%ctaid` = program id, `%tid` = thread id within the program; offsets in bytes).")
-        st.dataframe(rows, hide_index=True, width="stretch")
+        if html_table:
+            st.table(rows)
+        else:
+            st.dataframe(rows, hide_index=True, width="stretch")
     elif not seen:
         st.caption("No blocked-layout global accesses to map.")

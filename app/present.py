@@ -24,6 +24,9 @@ _CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding: 6px 12px 16px 12px !important; max-width: 100% !important; }
 [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
 .st-key-tlens-editor { display: none !important; }
+[data-testid="stPopoverBody"] { max-width: min(1240px, 96vw) !important; }
+[data-testid="stPopoverBody"] table, [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] li,
+[data-testid="stPopoverBody"] code { font-size: 17px !important; }
 </style>"""
 
 # Every text on the page larger (lessons); panels size their own type.
