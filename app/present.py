@@ -4,6 +4,7 @@ panels take the whole width in large type. Any page uses it the same way:
     present.init(st.query_params)        # once, before the page's widgets: ?present=1 turns it on
     present.toggle(st.sidebar)           # the switch (keeps its value across pages)
     present.apply(large_text=True)       # the page's styles; large_text: every text, not only panels
+    present.apply(large_text=True, when=st.session_state["big"])   # a page's own switch (the lessons')
     st.query_params.from_dict({..., **present.url_params()})
 
 Stage panels read the mode from `page_state(follow, present.on())` (app/components/stage_panel)
@@ -29,11 +30,15 @@ _CSS = """<style>
 [data-testid="stPopoverBody"] code { font-size: 17px !important; }
 </style>"""
 
-# Every text on the page larger (lessons); panels size their own type.
+# Every text on the page larger (lessons), with the lessons' pictures; panels size their own type.
 _LARGE_TEXT_CSS = """<style>
 html { font-size: 22px !important; }
 .stMarkdown p, .stMarkdown li, .stCaption, .stAlert p { font-size: 1.15rem !important; line-height: 1.45 !important; }
 [data-testid="stDataFrame"] { font-size: 1.1rem !important; }
+.tl-grid { font-size: 15px !important; }
+.tl-grid td { min-width: 30px !important; }
+.tl-step { font-size: 1.35rem !important; }
+.tl-sector { width: 40px !important; height: 42px !important; font-size: 14px !important; }
 </style>"""
 
 
@@ -67,9 +72,10 @@ def toggle(where=None, label: str = "Presentation mode") -> bool:
     return on()
 
 
-def apply(large_text: bool = False) -> None:
-    """The page's styles for the current mode (nothing when it is off)."""
-    if on():
+def apply(large_text: bool = False, when: bool | None = None) -> None:
+    """The page's styles for presentation mode (nothing when it is off). `when`: this page's
+    own switch instead of the session's mode."""
+    if on() if when is None else when:
         st.html(_CSS + (_LARGE_TEXT_CSS if large_text else ""))
 
 

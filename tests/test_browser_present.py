@@ -171,3 +171,16 @@ def test_leave_and_enter_presentation_mode(present):
     page.locator('[data-testid="stSidebar"]').get_by_text("Presentation mode").click()
     expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden(timeout=30_000)
     expect(page).to_have_url(re.compile(r"[?&]present=1"), timeout=30_000)
+
+
+def test_lessons_use_the_same_mode(browser, server):
+    page = browser.new_page(viewport=PROJECTOR)
+    page.goto(server + "/lessons?lesson=coalescing&step=1&big=1")
+    expect(page.locator('.tl-done[data-lesson="coalescing"][data-step="1"]')).to_have_count(1, timeout=180_000)
+    expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"
+    expect(page.locator('[data-testid="stSpinner"]')).to_have_count(0, timeout=180_000)
+    expect(page.locator('[data-testid="stDataFrame"] canvas').first).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ASSETS / "lesson_presentation_1280x720.png"))
+    page.close()

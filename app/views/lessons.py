@@ -22,7 +22,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app import classroom, services
+from app import classroom, present, services
 from inspectors.explain import coalescing
 from inspectors.explain import coarsening
 from inspectors.explain import layout_view
@@ -455,7 +455,7 @@ def _from_url():
         step = 0
     st.session_state["lesson"] = lesson
     st.session_state["lesson_step"] = max(0, min(step, len(LESSONS[lesson][1]) - 1))
-    st.session_state["big"] = qp.get("big") == "1"
+    st.session_state["big"] = qp.get("big") == "1" or present.on()     # presentation mode: large type
 
 
 def _go(delta: int):
@@ -476,7 +476,7 @@ top.radio("Lesson", list(LESSONS), key="lesson", horizontal=True, format_func=la
           on_change=_pick_lesson)
 size.toggle("Large type", key="big", help="For a projector: larger text everywhere on the page.")
 if st.session_state["big"]:
-    st.html(classroom.BIG_TYPE_CSS)
+    present.apply(large_text=True, when=True)      # the explorer's presentation mode, in large type
 
 lesson_key = st.session_state["lesson"]
 title, steps = LESSONS[lesson_key]

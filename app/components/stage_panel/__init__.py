@@ -24,7 +24,7 @@ _JS = (HERE / "panel.js").read_text()
 _CSS = HtmlFormatter(style="default").get_style_defs(".tp-scroll") + "\n" + (HERE / "panel.css").read_text()
 
 _PANEL = st.components.v2.component("tlens_stage_panel", css=_CSS, js=_JS, isolate_styles=True)
-_PAGE = st.components.v2.component("tlens_page_state", js=_JS, isolate_styles=False)
+_PAGE = st.components.v2.component("tlens_page_state", js=(HERE / "page.js").read_text(), isolate_styles=False)
 
 
 def stage_panel(payload: bytes, key: str, on_follow: Callable[[int], None] | None = None) -> None:

@@ -1,22 +1,24 @@
 // Triton Lens stage panel (Streamlit components v2, no build step).
 //
-// One module serves two components: `tlens_stage_panel` (data: the bytes of payload.py, one
-// panel) and `tlens_page_state` (data: {follow, present}, the page's followed Python line and
-// presentation mode). Panels draw only the lines in view: a 20,000-line SASS text is 20,000
+// `tlens_stage_panel` (data: the bytes of payload.py, one panel). The page's followed Python
+// line and presentation mode come from `tlens_page_state` (page.js) through the shared store
+// `window.__tlensStage`; either module may load first. Panels draw only the lines in view: a 20,000-line SASS text is 20,000
 // strings in memory and ~100 <div>s in the page. Every piece of stage text goes into the page
 // as text nodes (never as HTML), so markup in a kernel is shown, not run.
 //
 // A panel is re-invoked by Streamlit only when its data changes; a re-sent copy of the same
 // text (same digest) keeps the panel as it is: scroll position, search, selection.
 
-const STORE = window.__tlensStage || (window.__tlensStage = {
+const STORE = window.__tlensStage || (window.__tlensStage = {});
+Object.assign(STORE, {
   panels: new Set(),        // live Panel objects
   py: null,                 // followed Python line, shared by every panel
   present: false,           // presentation mode (large type, panels fill the screen)
   zoom: Number(localStorage.getItem("tlens-zoom")) || 1,
   decoded: 0,               // payloads decoded since the page loaded (benchmarks, tests)
   drawn: 0,                 // windows of lines drawn
-});
+  timings: [],              // [stage, lines, ms to gunzip + parse, ms to lay out + draw] per payload
+}, STORE.panels ? STORE : {});
 
 const FULL = 800;           // texts up to this many lines are drawn whole (no virtualisation)
 const OVERSCAN = 60;        // lines drawn above and below the visible ones
@@ -150,12 +152,15 @@ class Panel {
     const digest = digestOf(bytes);
     if (digest === this.digest || digest === this.pending) return;
     this.pending = digest;
+    const t0 = performance.now();
     decode(bytes).then((d) => {
       if (this.pending !== digest) return;
       this.pending = null;
       this.digest = digest;
       STORE.decoded += 1;
+      const t1 = performance.now();
       this.setData(d);
+      STORE.timings.push([d.stage, d.lines.length, Math.round(t1 - t0), Math.round(performance.now() - t1)]);
     }).catch((e) => { this.title.textContent = "Could not show this stage: " + e.message; });
   }
 
@@ -422,7 +427,8 @@ function live() {
 }
 
 function follow(py, origin) {
-  if (py === STORE.py) return;
+  // from the page state (origin null): only a change; from a click: again (scrolls the others back)
+  if (py === STORE.py && !origin) return;
   STORE.py = py;
   for (const p of live()) p.applySel(py, p !== origin);
 }
@@ -448,18 +454,20 @@ if (!STORE.watching) {
 
 const instances = new WeakMap();
 
+// called by page.js with {follow, present}
+STORE.setPage = function (data) {
+  const present = Boolean(data.present);
+  if (present !== STORE.present) {
+    STORE.present = present;
+    for (const p of live()) p.layout();
+  }
+  const py = data.follow || null;
+  if (py !== STORE.py) follow(py, null);
+};
+if (STORE.page) STORE.setPage(STORE.page);     // page.js ran first
+
 export default function (component) {
   const { data, parentElement } = component;
-  if (data && !(data instanceof Uint8Array)) {          // tlens_page_state
-    const present = Boolean(data.present);
-    if (present !== STORE.present) {
-      STORE.present = present;
-      for (const p of live()) p.layout();
-    }
-    const py = data.follow || null;
-    if (py !== STORE.py) follow(py, null);
-    return;
-  }
   let panel = instances.get(parentElement);
   if (!panel) {
     panel = new Panel(parentElement);
