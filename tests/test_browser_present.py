@@ -184,3 +184,35 @@ def test_lessons_use_the_same_mode(browser, server):
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ASSETS / "lesson_presentation_1280x720.png"))
     page.close()
+
+
+def test_a_rerun_does_not_resend_unchanged_panels(browser, server):
+    """A click on a line reruns the page (the URL keeps the followed line): the panels' data is
+    unchanged, so Streamlit sends a reference to what the browser has, and the panels' code
+    does not run again."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    page = browser.new_page(viewport=PROJECTOR)
+    frames = []
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda payload: frames.append(payload)))
+    page.goto(server + "/?kernel=vector_add&present=1&run=1")
+    expect(_panel(page, "ptx").locator(".l").first).to_be_attached(timeout=120_000)
+    page.wait_for_timeout(1000)
+
+    def sent():
+        names = []
+        for raw in frames:
+            msg = ForwardMsg.FromString(raw if isinstance(raw, bytes) else raw.encode())
+            if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element" \
+                    and msg.delta.new_element.WhichOneof("type") == "bidi_component":
+                names.append(msg.delta.new_element.bidi_component.component_name)
+        return names
+
+    assert sent().count("tlens_stage_panel") == 2                 # the first run sent both
+    invoked = page.evaluate("window.__tlensStage.invoked")
+    frames.clear()
+    _panel(page, "ptx").locator(".l[data-py]").nth(3).click()
+    expect(page).to_have_url(re.compile(r"[?&]line=\d+"), timeout=30_000)     # the rerun happened
+    page.wait_for_timeout(1000)
+    assert sent() == ["tlens_page_state"]                           # the followed line only
+    assert page.evaluate("window.__tlensStage.invoked") == invoked
+    page.close()

@@ -15,7 +15,8 @@ Object.assign(STORE, {
   py: null,                 // followed Python line, shared by every panel
   present: false,           // presentation mode (large type, panels fill the screen)
   zoom: Number(localStorage.getItem("tlens-zoom")) || 1,
-  decoded: 0,               // payloads decoded since the page loaded (benchmarks, tests)
+  invoked: 0,               // times Streamlit ran a panel's component code (benchmarks, tests)
+  decoded: 0,               // payloads decoded since the page loaded
   drawn: 0,                 // windows of lines drawn
   timings: [],              // [stage, lines, ms to gunzip + parse, ms to lay out + draw] per payload
 }, STORE.panels ? STORE : {});
@@ -468,6 +469,7 @@ if (STORE.page) STORE.setPage(STORE.page);     // page.js ran first
 
 export default function (component) {
   const { data, parentElement } = component;
+  STORE.invoked += 1;
   let panel = instances.get(parentElement);
   if (!panel) {
     panel = new Panel(parentElement);
