@@ -133,7 +133,7 @@ def page_css() -> str:
     pyg = HtmlFormatter(style="default").get_style_defs(".tlens-panel .src")
     return f"""<style>
 {pyg}
-.block-container {{ padding: 2.6rem 1rem 2rem 1rem; max-width: 100%; }}
+.block-container {{ padding: 4.3rem 1rem 2rem 1rem; max-width: 100%; }}
 .st-key-tlens-page-state {{ display: none; }}
 .tlens-panel {{ position: relative; overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}

@@ -229,17 +229,20 @@ with st.sidebar:
         st.session_state["target"] = (settings.default_target if settings.default_target in target_keys
                                       else target_keys[0])
     st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
-    st.selectbox("num_warps", WARPS, key="num_warps",
-                 format_func=lambda v: "as the launcher says" if v is None else str(v))
-    st.selectbox("num_stages", STAGE_COUNTS, key="num_stages",
-                 format_func=lambda v: "as the launcher says" if v is None else str(v))
+    # side by side and the rare options folded: Compile stays on the first screen at 1280×720
+    w_col, s_col = st.columns(2, gap="small")
+    w_col.selectbox("num_warps", WARPS, key="num_warps", help="default: as the launcher says",
+                    format_func=lambda v: "default" if v is None else str(v))
+    s_col.selectbox("num_stages", STAGE_COUNTS, key="num_stages", help="default: as the launcher says",
+                    format_func=lambda v: "default" if v is None else str(v))
     st.text_input("constexpr overrides", key="constexprs", placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
                   help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
-    st.text_input("signature (files without example())", key="signature",
-                  placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
-                  help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
-                       "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
-    st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
+    with st.expander("Signature, time limit", expanded=bool(st.session_state.get("signature"))):
+        st.text_input("signature (files without example())", key="signature",
+                      placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
+                      help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
+                           "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
+        st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
     compile_clicked = st.button("Compile", type="primary", key="compile", width="stretch")
 
     current_file = _file_of(st.session_state["picker"])

@@ -256,6 +256,7 @@ class Panel {
     this.sizer.style.height = Math.ceil(this.top(count)) + "px";
     this.drawn = [-1, -1];
     this.draw();
+    this.root.dataset.mode = STORE.present ? "present" : "normal";     // laid out for it (tests wait on it)
   }
 
   fit() {
