@@ -63,7 +63,11 @@ def test_first_panels_on_screen_after_compile(browser, server, size):
     width, height = size
     page = browser.new_page(viewport={"width": width, "height": height})
     page.goto(server)
-    page.get_by_role("button", name="Compile", exact=True).click(timeout=60_000)
+    compile_button = page.get_by_role("button", name="Compile", exact=True)
+    compile_button.wait_for(timeout=60_000)
+    box = compile_button.bounding_box()
+    assert 0 <= box["y"] and box["y"] + box["height"] <= height, box     # on the first screen too
+    compile_button.click()
     for stage in ("source", "ttgir", "ptx"):
         expect(_panel(page, stage).locator(".l").first).to_be_attached(timeout=120_000)
     page.wait_for_timeout(800)                                   # panels size themselves to the screen
