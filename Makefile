@@ -1,6 +1,9 @@
 # Two commands set everything up on a fresh machine:
 #   make run    create .venv, install, start the app on http://localhost:8501
 #   make test   create .venv, install, run the whole test suite (browser tests included)
+# and one more for CI:
+#   make test-oldest   the core (non-browser) suite against the oldest supported Triton
+#                      (3.6.0) in a second virtualenv, .venv-oldest
 PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
@@ -9,8 +12,12 @@ PY      = $(VENV)/bin/python
 TORCH_SPEC     ?= torch==2.13.0
 PIP_TORCH_ARGS ?=
 PORT ?= 8501
+# The oldest Triton in requirements.txt's range, tested by `make test-oldest`.
+OLDEST_TRITON ?= triton==3.6.0
+VENV_OLDEST   ?= .venv-oldest
+PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test setup bench clean
+.PHONY: run test test-oldest setup setup-oldest bench clean
 
 $(VENV)/.installed: requirements.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,8 +36,22 @@ run: setup
 test: setup
 	$(PY) -m pytest -q
 
+$(VENV_OLDEST)/.installed: requirements.txt Makefile
+	test -x $(PY_OLDEST) || $(PYTHON) -m venv $(VENV_OLDEST)
+	$(PY_OLDEST) -m pip install -q --upgrade pip
+	$(PY_OLDEST) -c "import torch" 2>/dev/null || $(PY_OLDEST) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
+	$(PY_OLDEST) -m pip install -q -r requirements.txt "$(OLDEST_TRITON)"
+	touch $@
+
+setup-oldest: $(VENV_OLDEST)/.installed
+
+# The core suite (browser tests are the newest Triton's job) against triton 3.6.0.
+test-oldest: setup-oldest
+	$(PY_OLDEST) -c "import triton; assert triton.__version__ == '$(subst triton==,,$(OLDEST_TRITON))', triton.__version__"
+	$(PY_OLDEST) -m pytest -q -k "not browser"
+
 bench: setup
 	$(PY) benchmarks/compile_overhead.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache artifacts
+	rm -rf $(VENV) $(VENV_OLDEST) .pytest_cache artifacts

@@ -12,6 +12,7 @@ from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
+from inspectors.read.sass import SassError
 
 
 def inject_css() -> None:
@@ -50,8 +51,18 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
                        on_follow: Callable[[int], None] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
     highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
-    lines clickable to follow them; `on_follow(python_line)` hears of the click."""
-    text = services.stage_text(kernel, stage.name)
+    lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
+    failed shows its error instead."""
+    try:
+        text = services.stage_text(kernel, stage.name)
+    except (KeyError, SassError) as e:
+        error = kernel.error if kernel.error is not None and kernel.error.stage == stage.name else None
+        if isinstance(e, SassError):
+            error = CompileError("compile", e.message, stage="sass", command=e.command)
+        if error is None:
+            raise
+        render_failed_stage(stage, error, kernel)
+        return
     py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
     blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
@@ -71,6 +82,33 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
             py_lines = ({n: n for n in mapped} if name == "source"
                         else dict(smap.stages[name].to_python) if name in smap.stages else {})
             render_stage_panel(stages.get(name), kernel, py_lines, follow)
+
+
+def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
+    """The panel of a stage that failed: its error, and the command that reproduces it."""
+    st.markdown(f"**{stage.label}** — not made")
+    st.error(error.message)
+    if error.command:
+        st.caption("Reproduce it in a shell (the input file it names is kept; the stages before "
+                   "this one are downloadable from their panels):")
+        st.code(error.command, language="bash")
+    if error.detail:
+        with st.expander("Compiler log"):
+            st.code(error.detail[-6000:], language=None)
+
+
+def render_partial(result: CompileResult) -> None:
+    """Above the panels when a later stage failed in some launch."""
+    failed = [k for k in result.kernels if k.error is not None]
+    where = ", ".join(f"launch {k.launch + 1} ({k.error.stage})" for k in failed)
+    st.warning(f"{len(failed)} of {len(result.kernels)} launch(es) stopped at a later stage: {where}. The stages "
+               "made before it are shown and downloadable; the failing stage's panel holds the error"
+               + (" and the command that reproduces it." if any(k.error.command for k in failed) else "."))
+    if any(k.error.stage == "sass" and "ptxas crashed" in k.error.message for k in failed):
+        st.caption("Known: the CUDA 12.8/12.9 ptxas that Triton 3.6-3.8 run for sm_90 crashes on some large "
+                   "kernels that CUDA 13's ptxas compiles (Triton 3.9 runs CUDA 13.4's for sm_90 and up). "
+                   "TRITON_PTXAS_PATH=<a CUDA 13 ptxas> or DISABLE_PTXAS_OPT=1 gets past it "
+                   "(benchmarks/results/ptxas_crash.txt).")
 
 
 def present_bar(title: str) -> SimpleNamespace:
@@ -99,7 +137,7 @@ def present_extras(bar: SimpleNamespace, insight, source_lines: list[str]) -> No
 def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = False) -> KernelResult:
     if len(kernels) == 1:
         return kernels[0]
-    labels = [f"{i + 1}. {k.label} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
+    labels = [f"{i + 1}. {k.label}{' (stopped at ' + k.error.stage + ')' if k.error else ''} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
                                                  or a.value is not None)[:160] for i, k in enumerate(kernels)]
     i = (where or st).selectbox(f"Launch ({len(kernels)} specializations)", range(len(kernels)),
                                 format_func=lambda i: labels[i], key="launch",

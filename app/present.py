@@ -30,16 +30,6 @@ _CSS = """<style>
 [data-testid="stPopoverBody"] code { font-size: 17px !important; }
 </style>"""
 
-# Every text on the page larger (lessons), with the lessons' pictures; panels size their own type.
-_LARGE_TEXT_CSS = """<style>
-html { font-size: 22px !important; }
-.stMarkdown p, .stMarkdown li, .stCaption, .stAlert p { font-size: 1.15rem !important; line-height: 1.45 !important; }
-[data-testid="stDataFrame"] { font-size: 1.1rem !important; }
-.tl-grid { font-size: 15px !important; }
-.tl-grid td { min-width: 30px !important; }
-.tl-step { font-size: 1.35rem !important; }
-.tl-sector { width: 40px !important; height: 42px !important; font-size: 14px !important; }
-</style>"""
 
 
 def init(query_params) -> None:
@@ -76,7 +66,11 @@ def apply(large_text: bool = False, when: bool | None = None) -> None:
     """The page's styles for presentation mode (nothing when it is off). `when`: this page's
     own switch instead of the session's mode."""
     if on() if when is None else when:
-        st.html(_CSS + (_LARGE_TEXT_CSS if large_text else ""))
+        css = _CSS
+        if large_text:
+            from app import classroom      # the lessons' large type (it imports graphviz: only when asked)
+            css += classroom.BIG_TYPE_CSS
+        st.html(css)
 
 
 def url_params() -> dict[str, str]:

@@ -80,7 +80,10 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base
-    sass_text = stage_text(kernel, "sass")
+    try:
+        sass_text = stage_text(kernel, "sass")
+    except sass.SassError:       # the SASS panel shows the failure; the rest stands
+        return base
     sass_map = _sass_lines(sass_text, kernel.stages["ptx"], filename)
     smap = SourceMap(filename, {**base.source_map.stages, "sass": sass_map})
     return dataclasses.replace(base, source_map=smap,

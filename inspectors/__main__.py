@@ -11,8 +11,12 @@
                                     [--launch N] [--show STAGE] [--keep-noise] [--json]
 
 `--json` prints one object, `{"kernels": [{"name", "target", "options", "stages": {...},
-...}]}`; on failure it exits 1 and prints `{"error": {"kind", "message", "file", "line"}}`
-(kinds: syntax, compile, runtime, timeout, usage, crash). Exit 2 is a usage error of the CLI itself.
+...}]}`; on failure it exits 1 and prints `{"error": {"kind", "message", "file", "line",
+"stage", "command"}}` (kinds: syntax, compile, runtime, timeout, usage, crash). When a later
+stage failed (ptxas crashed, LLVM aborted) it also exits 1, and prints the kernels with the
+stages they made (`stages`), the failing launch's `error` in it, and `error` naming the
+failing `stage` and, for a tool, the `command` that reproduces it. Exit 2 is a usage error
+of the CLI itself.
 
 `diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
 options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
@@ -93,13 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _error_json(error: CompileError) -> dict:
+    return {"kind": error.kind, "message": error.message, "file": error.file, "line": error.line,
+            "stage": error.stage, "command": error.command, "detail": error.detail}
+
+
 def _fail(error: CompileError, as_json: bool) -> int:
     if as_json:
-        print(json.dumps({"error": {"kind": error.kind, "message": error.message, "file": error.file,
-                                    "line": error.line, "detail": error.detail}}))
+        print(json.dumps({"error": _error_json(error)}))
     else:
         where = f"{error.file}:{error.line}: " if error.file and error.line else (f"{error.file}: " if error.file else "")
-        print(f"{where}{error.kind} error: {error.message}", file=sys.stderr)
+        stage = f" in stage {error.stage}" if error.stage else ""
+        print(f"{where}{error.kind} error{stage}: {error.message}", file=sys.stderr)
+        if error.command:
+            print(f"reproduce: {error.command}", file=sys.stderr)
         if error.detail and error.kind in ("compile", "runtime"):
             print(error.detail, file=sys.stderr)
     return 1
@@ -127,13 +138,16 @@ def cmd_compile(args) -> int:
         result = engine.compile(request, timeout=args.timeout)
     finally:
         engine.close()
-    if result.error:
+    if result.error and not result.partial:
         return _fail(result.error, args.json)
     if args.json:
-        print(json.dumps(_json(result, args.file.name)))
-    else:
-        _print_text(result, args.stage)
-    return 0
+        data = _json(result, args.file.name)
+        if result.partial:
+            data["error"] = _error_json(result.error)
+        print(json.dumps(data))
+        return 1 if result.partial else 0
+    _print_text(result, args.stage)
+    return _fail(result.error, False) if result.partial else 0
 
 
 def _json(result: CompileResult, filename: str) -> dict:
@@ -154,6 +168,8 @@ def _print_text(result: CompileResult, stage: str) -> None:
               f"num_stages={k.options.get('num_stages')}")
         print("// " + ", ".join(a.describe() for a in k.args))
         text = k.stages.get(stage)
+        if text is None and k.error is not None:
+            text = f"// stage {k.error.stage} failed: {k.error.message.splitlines()[0]}"
         print(text if text is not None else f"// no {stage} stage for target {k.target}")
 
 

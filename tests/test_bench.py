@@ -369,3 +369,23 @@ def test_gpu_panel_figure_agrees_with_do_bench():
         x, y = vector_add.bench_inputs(2**26)
     ms = do_bench(lambda: vector_add.add(x, y), return_mode="median")
     assert result.rows[0].ms == pytest.approx(ms, rel=0.05)
+
+
+@needs_gpu
+def test_gpu_page_times_a_kernel():
+    """The Benchmark page on a GPU: Run times the kernel (checked against torch first) and shows
+    GB/s and the share of this GPU's measured copy bandwidth."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(PAGE, default_timeout=600).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="bench-kernel").set_value("vector_add").run()
+    at.select_slider(key="bench-size-vector_add").set_value(2**22).run()
+    at.multiselect(key="bench-providers-vector_add").set_value([]).run()
+    at.button(key="bench-run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    metrics = {m.label: m.value for m in at.metric}
+    assert float(metrics["GB/s"].replace(",", "")) > 100            # an H100 moves TB/s; a CPU figure never shows
+    assert metrics["% of measured copy bandwidth"].endswith("%")
+    result = BenchResult.from_json(at.session_state["bench-result"])
+    assert result.timed and result.gpu and result.row(2**22, "Triton").ms > 0

@@ -145,3 +145,27 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     text = html_mod.unescape(re.sub(r"<[^>]+>", "", html))
     assert 'data-stage="ptx"' in html and 'data-stage="source"' in html
     assert "tl.load(in_ptr0" in text and "ld.global" in text
+
+
+@pytest.mark.skipif(not inductor.gpu_probe(),
+                    reason="needs an NVIDIA GPU (torch.compile writes Triton kernels only for GPU tensors)")
+def test_torch_compile_run_on_the_gpu(tmp_path):
+    """The page's Run torch.compile, for real: the runner process compiles bias-add + ReLU, the
+    result matches eager, and the fused kernel is listed with what it fused and its cache
+    folders, each of which opens in the viewer (the cache reader finds its stages)."""
+    from inspectors.store import cache
+    fn = tmp_path / "fn.py"
+    fn.write_text(inductor.EXAMPLES["bias_add_relu"])
+    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(fn), "--out", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert run.ok and run.gpu and run.max_abs_diff is not None and run.max_abs_diff < 1e-5
+    assert run.eager_ms and run.compiled_ms
+    (relu,) = [k for k in run.kernels if k.name == "triton_poi_fused_add_relu_0"]
+    assert (relu.source_nodes, relu.aten_ops) == (("add", "relu"), ("aten.add", "aten.relu"))
+    assert relu.cache_entries
+    for path in relu.cache_entries:
+        opened = cache.load(Path(path), [tmp_path / "out"])
+        assert opened.kernel.name == relu.name and opened.entry.status == "ok"
+        assert "ld.global" in opened.kernel.stages["ptx"] and opened.kernel.cubin

@@ -328,7 +328,7 @@ if compile_clicked or (pending is not None and pending.run):
         st.session_state["result_request"] = request
         info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
         st.session_state["current_record"] = info.id if info else None
-        if not result.ok and not st.session_state.get("tlens-editor") and not present.on():
+        if not result.ok and not result.partial and not st.session_state.get("tlens-editor") and not present.on():
             st.session_state["_editor_reopen"] = True          # show the editor with the error
             st.rerun()
 
@@ -343,10 +343,12 @@ result = st.session_state.get("result")
 if result is None:
     st.info("Pick a kernel and press **Compile**. Every launch that `example()` makes is compiled "
             "for the chosen GPU exactly as Triton's JIT specializes those arguments.")
-elif not result.ok:
+elif not result.ok and not result.partial:
     panels.render_error(result.error, st.session_state["source"])
     panels.render_output(result.output)
 else:
+    if result.partial:       # a later stage failed: what was made is shown, the error in its panel
+        panels.render_partial(result)
     if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
         st.session_state["launch"] = pending.launch
     if present_bar is not None:
@@ -384,7 +386,8 @@ else:
             st.caption("Pick any two on the Compare page.")
 
     backend = targets.parse(kernel.target).backend
-    available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names()]
+    failed = kernel.error.stage if kernel.error is not None else None
+    available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
     # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two when presenting
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
     stage_key = f"{'present-' if present_bar else ''}stages-{backend}"
@@ -394,6 +397,8 @@ else:
     if stage_key not in st.session_state:
         st.session_state[stage_key] = [n for n in (("source", machine) if present_bar else ("source", "ttgir", machine))
                                        if n in kernel.stages]
+        if failed in [s.name for s in available] and failed not in st.session_state[stage_key]:
+            st.session_state[stage_key] = st.session_state[stage_key][-(1 if present_bar else 2):] + [failed]
     chosen = (present_bar.stages if present_bar else stage_col).multiselect(
         "Stages side by side", [s.name for s in available], key=stage_key, format_func=lambda n: stages.get(n).label,
         max_selections=2 if present_bar else 3, label_visibility="collapsed" if present_bar else "visible")

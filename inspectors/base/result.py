@@ -60,6 +60,11 @@ class KernelResult:
     metadata: dict = field(default_factory=dict)   # shared bytes, num_warps, ... from Triton
     cubin: str = ""              # base64 of the cubin (CUDA targets): SASS on demand, resources
     passes: tuple = ()           # PassStep per pass, when the request asked for pass_dump
+    error: CompileError | None = None   # a stage failed: `stages` holds those made before it
+
+    @property
+    def partial(self) -> bool:
+        return self.error is not None
 
     def stage_names(self) -> tuple[str, ...]:
         """Stages this kernel has or can produce (SASS is disassembled when first asked for)."""
@@ -74,11 +79,16 @@ class KernelResult:
         d["args"] = tuple(ArgSpec(**a) for a in d.get("args", ()))
         if "passes" in d:
             d["passes"] = tuple(p if isinstance(p, PassStep) else PassStep(**p) for p in d["passes"])
+        if isinstance(d.get("error"), dict):
+            d["error"] = CompileError.from_json(d["error"])
         return cls(**d)
 
 
 @dataclass(frozen=True)
 class CompileResult:
+    """`error` set and `kernels` empty: nothing was compiled. `error` set and `kernels` not
+    empty: a later stage failed in some launch (`error` is the first such kernel's error,
+    with its `stage`); every launch is there, each with the stages it made."""
     kernels: tuple[KernelResult, ...] = ()
     error: CompileError | None = None
     output: str = ""             # what the user's code printed (tail, capped)
@@ -88,6 +98,11 @@ class CompileResult:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def partial(self) -> bool:
+        """Stages were made, but not all: show them, with the error in the failing stage."""
+        return self.error is not None and bool(self.kernels)
 
     def to_json(self) -> dict:
         return {

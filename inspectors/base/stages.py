@@ -43,3 +43,13 @@ def get(name: str) -> Stage:
         return BY_NAME[name]
     except KeyError:
         raise KeyError(f"unknown stage {name!r}; known: {', '.join(BY_NAME)}") from None
+
+
+def from_triton(ext: str) -> str:
+    """Our stage for one of Triton's pipeline stages (the keys of `CompiledKernel.asm`):
+    `cubin` (made by ptxas) is shown as SASS; `hsaco` (AMD's linked binary) has no panel
+    and keeps its name."""
+    for s in STAGES:
+        if s.asm_key == ext:
+            return s.name
+    return {"cubin": "sass"}.get(ext, ext)

@@ -201,6 +201,8 @@ def main(argv: list[str]) -> None:
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"     # read by @triton.jit when the kernel file is imported
         _limit_memory()
+        from inspectors.compile import triton_shim
+        triton_shim.fix_interpreter()            # Triton 3.6 with numpy >= 2.4 (see the shim)
     # The process side only: torch and triton never load in the server, which imports this
     # module for run_benchmark().
     from inspectors.bench import runner

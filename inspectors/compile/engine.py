@@ -1,7 +1,8 @@
 """The compile engine: keeps one warm worker process (torch and triton imported)
 and sends it jobs. A job past its time limit, or a worker that dies, gets the
 worker killed (its whole process group) and a fresh one started at once, so the
-next compile finds a warm worker again.
+next compile finds a warm worker again. If it died mid-compile (LLVM aborted), the stages it
+had made are read back from the job folder (`journal`) and returned with the crash.
 
     engine = Engine()
     result = engine.compile(CompileRequest(source=text, target="cuda:90"))
@@ -10,6 +11,7 @@ The engine never imports torch or triton: it is safe to use from the Streamlit s
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import queue
@@ -23,8 +25,10 @@ import time
 from pathlib import Path
 
 from inspectors.base import settings as settings_mod
+from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.compile import journal
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,18 +68,21 @@ class _Worker:
 
 
 class Engine:
-    def __init__(self, settings: settings_mod.Settings | None = None):
+    def __init__(self, settings: settings_mod.Settings | None = None, env: dict | None = None):
+        """`env`: variables added to the worker's environment (every worker this engine starts)."""
         self.settings = settings or settings_mod.load()
+        self.extra_env = dict(env or {})
         self.scratch = Path(tempfile.mkdtemp(prefix="tlens-"))
         self._lock = threading.Lock()
         self._jobs = 0
         self._worker = self._spawn()
 
     def _spawn(self) -> _Worker:
-        env = dict(os.environ)
+        env = {**os.environ, **self.extra_env}
         env["TRITON_CACHE_DIR"] = str(self.settings.triton_cache_dir)
         env["TLENS_TRITON_CACHE_BASE"] = str(self.settings.triton_cache_dir)
         env["TLENS_WORKER_MEMORY_MB"] = str(self.settings.worker_memory_mb)
+        env["TLENS_REPRO_DIR"] = str(self.settings.repro_dir)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         self.settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
@@ -85,6 +92,12 @@ class Engine:
     def triton_version(self) -> str:
         self._worker.ready.wait(300)
         return self._worker.info.get("triton_version", "")
+
+    @property
+    def memory_limit_mb(self) -> int:
+        """The worker's address-space limit in MB; 0 where it sets none (a GPU machine)."""
+        self._worker.ready.wait(300)
+        return int(self._worker.info.get("memory_limit_mb", 0))
 
     def wait_ready(self, timeout: float = 300) -> bool:
         return self._worker.ready.wait(timeout) and self._worker.alive()
@@ -122,10 +135,16 @@ class Engine:
             except subprocess.TimeoutExpired:
                 code = None
             self._replace()
-            return CompileResult(error=CompileError(
-                "crash", f"the compile worker died ({_describe_exit(code)}) while running the file; "
-                "it was restarted", request.filename, None, _output_tail(job_dir)),
-                seconds=time.perf_counter() - started)
+            kernels, stage = journal.recover(job_dir)
+            label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
+            where = f" while making {label}" if stage else " while running the file"
+            error = CompileError("crash", f"the compile worker died ({_describe_exit(code)}){where}; it was restarted",
+                                 request.filename, None, _output_tail(job_dir), stage=stage)
+            if kernels and stage:      # the stages made before the crash, the last launch's error in place
+                kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
+            shutil.rmtree(job_dir, ignore_errors=True)
+            return CompileResult(kernels=kernels if stage else (), error=error, triton_version=self.triton_version,
+                                 seconds=time.perf_counter() - started)
         shutil.rmtree(job_dir, ignore_errors=True)
         return CompileResult.from_json(reply)
 

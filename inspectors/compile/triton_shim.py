@@ -1,6 +1,6 @@
 """The one module that touches Triton's internals. It runs only inside the worker
 process (never in the Streamlit server), and is tested with triton 3.9.0 (this
-machine) and triton 3.6.0 (the GPU machine).
+machine), 3.6.0 (the GPU machine, and CI's second virtualenv), 3.7.1 and 3.8.0.
 
 How a launch is compiled without a GPU, exactly as the JIT would specialize it:
 `kernel[grid](args)` goes through `JITFunction.run`, which asks `driver.active` for
@@ -11,15 +11,39 @@ calls `knobs.runtime.jit_cache_hook` before compiling. We install
 * a compile-only driver answering with the chosen target (so no CUDA driver is
   needed, and a GPU machine can compile for another architecture), and
 * a jit_cache_hook that records the specialization and returns True, which makes
-  the JIT skip compile and launch (triton 3.6 and 3.9: `_do_compile` returns None).
+  the JIT skip compile and launch (triton 3.6-3.9: `_do_compile` returns None).
 
 Each recorded launch is then compiled with `triton.compile(ASTSource(...))` using
-the signature, constexprs, attributes and options the JIT computed itself.
+the signature, constexprs, attributes and options the JIT computed itself, with a
+stage recorder on Triton's `knobs.runtime.add_stages_inspection_hook`: every stage's
+output is kept as it is made, so when a later stage fails (ptxas crashes, an LLVM
+error) the stages before it are still returned (`StageFailure`), and, with a journal
+folder, written to disk as they are made, so they outlive a crash of the process.
+
+Supported: Triton 3.6 to 3.9 (`inspectors.base.tritonver`, which also holds the facts
+the pure layers need: which ptxas, which flags, small-tensor layouts). Version
+differences met here are named where they are handled:
+
+* the stage hook: 3.6 calls it only from the backend's `add_stages(stages, options,
+  language, capability)`; 3.9 also calls it with no arguments from `compile()` and the
+  JIT, for a cache key (we answer "": the pipeline is unchanged, so is the key).
+* ptxas for sm_90: 3.6-3.8 run the wheel's CUDA 12.8/12.9 `ptxas`, 3.9 the CUDA 13.4
+  `ptxas-blackwell`. CUDA 12.8/12.9 ptxas segfaults on some large kernels that CUDA 13
+  compiles (the flash-attention snippet with UNROLL=8: benchmarks/results/ptxas_crash.txt);
+  that is reported as a failed SASS stage with everything up to PTX shown.
+* the interpreter (bench worker, no GPU): 3.6 needs `fix_interpreter()` with numpy >= 2.4.
+* layouts: `linear_layout()` answers for Triton's own LinearLayout (tests compare the
+  pure-Python layout view with it in a separate process: `inspectors.compile.layout_probe`).
 """
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import triton
 from triton import knobs
@@ -30,6 +54,7 @@ from triton.runtime import autotuner
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
 
+from inspectors.base import tritonver
 from inspectors.base.result import ArgSpec
 from inspectors.base.targets import Target
 
@@ -168,11 +193,133 @@ def apply_overrides(launch: Launch, num_warps, num_stages, constexprs: dict) -> 
     return Launch(launch.fn, launch.signature, constants, launch.attrs, options, launch.label)
 
 
-def compile_launch(launch: Launch, target: GPUTarget):
-    """The same call `JITFunction._do_compile` makes. Returns Triton's CompiledKernel."""
+class StageFailure(Exception):
+    """A compile that failed in `stage` (Triton's name: ttir, ttgir, llir, ptx, cubin,
+    amdgcn, hsaco) after making the stages in `made` ({name: text, or bytes for a
+    binary}). `command` reproduces the failing step by hand where Triton runs a tool
+    (ptxas), with the input saved under the repro folder; `cause` is Triton's exception."""
+
+    def __init__(self, stage: str, made: dict, message: str, command: str = "", cause: BaseException | None = None):
+        super().__init__(message)
+        self.stage, self.made, self.message, self.command, self.cause = stage, made, message, command, cause
+
+
+@dataclass
+class _StageRecorder:
+    """Wraps each stage function Triton's backend registered, keeping its output.
+
+    Installed as `knobs.runtime.add_stages_inspection_hook` for one `triton.compile`:
+    3.6-3.9 call it as `hook(backend, stages, options, language, capability)` at the end
+    of `add_stages`; 3.9 also calls `hook()` from `compile()` for a cache-key suffix, which
+    is "" here because the stages' outputs are unchanged."""
+    journal: Path | None = None
+    made: dict = field(default_factory=dict)
+    running: str | None = None
+
+    def __call__(self, *args):
+        if not args:                        # triton 3.9: compile() asks for (key, hash)
+            return "", ""
+        stages = args[1]
+        for name in list(stages):
+            stages[name] = self._wrap(name, stages[name])
+        return None
+
+    def _wrap(self, name, fn):
+        def run(src, metadata):
+            self.running = name
+            if self.journal is not None:
+                (self.journal / "running").write_text(name)
+            out = fn(src, metadata)
+            self.made[name] = out if isinstance(out, bytes) else str(out)
+            if self.journal is not None:
+                data = out if isinstance(out, bytes) else str(out).encode()
+                (self.journal / f"stage.{name}").write_bytes(data)
+            self.running = None
+            return out
+        return run
+
+
+def compile_launch(launch: Launch, target: GPUTarget, journal: Path | None = None, repro_dir: Path | None = None):
+    """The same call `JITFunction._do_compile` makes. Returns Triton's CompiledKernel;
+    raises StageFailure when a stage after the Python front end fails (with the stages
+    made before it), and the front end's own errors (CompilationError) as they are.
+    `journal`: a folder where each stage is written as it is made (and `running` names
+    the stage in progress), read by the engine if the process dies mid-compile."""
     src = ASTSource(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
-    return triton.compile(src, target=target, options=options)
+    if journal is not None:
+        journal.mkdir(parents=True, exist_ok=True)
+    recorder = _StageRecorder(journal)
+    saved = knobs.runtime.add_stages_inspection_hook
+    knobs.runtime.add_stages_inspection_hook = recorder
+    try:
+        return triton.compile(src, target=target, options=options)
+    except Exception as e:  # noqa: BLE001 - any stage may raise anything
+        if recorder.running is None:
+            raise                       # the front end (or a cache problem): no stage was running
+        message, command = _describe_failure(recorder.running, e, recorder.made, repro_dir)
+        raise StageFailure(recorder.running, dict(recorder.made), message, command, e) from e
+    finally:
+        knobs.runtime.add_stages_inspection_hook = saved
+        if journal is not None:
+            (journal / "running").unlink(missing_ok=True)
+
+
+# Triton's PTXASError (3.6-3.9), e.g.
+#   PTXAS error: `ptxas` failed with error code -11
+#   `ptxas` stderr:
+#   Repro command: /…/bin/ptxas -lineinfo -v --gpu-name=sm_90a /tmp/tmpsf9ldot0.ptx -o /tmp/tmpsf9ldot0.ptx.o
+_PTXAS_CODE_RE = re.compile(r"error code (-?\d+)")
+_REPRO_RE = re.compile(r"^Repro command: (?P<cmd>.+)$", re.M)
+
+
+def _describe_failure(stage: str, exc: BaseException, made: dict, repro_dir: Path | None) -> tuple[str, str]:
+    """A one-paragraph message and the command that reproduces it (or "")."""
+    text = str(exc).strip()
+    if stage != "cubin" or "ptxas" not in text.lower():
+        return f"{type(exc).__name__} while making {stage}: {text[:2000]}", ""
+    code = _PTXAS_CODE_RE.search(text)
+    rc = int(code.group(1)) if code else None
+    if rc is None and "Internal Triton PTX codegen error" in text:      # Triton's words for exit 255
+        rc = 255
+    elif rc is None and "raised SIGSEGV" in text:                        # ... and for 128 + SIGSEGV
+        rc = -11
+    if rc is not None and (rc < 0 or 128 < rc < 255):
+        import signal
+        num = -rc if rc < 0 else rc - 128
+        try:
+            sig = signal.Signals(num).name
+        except ValueError:
+            sig = f"signal {num}"
+        head = (f"ptxas crashed ({sig}) turning this kernel's PTX into a cubin: a crash is a bug in "
+                "ptxas (it should report an error, not die). The stages up to PTX are complete; "
+                "the command below reproduces the crash outside Triton.")
+    else:
+        head = f"ptxas failed (exit status {rc}) on this kernel's PTX."
+    stderr = text.split("`ptxas` stderr:", 1)[1].split("Repro command:", 1)[0].strip() if "`ptxas` stderr:" in text else ""
+    message = head + (f"\nptxas said:\n{stderr[-3000:]}" if stderr else "")
+    return message, _repro_command(text, made.get("ptx"), repro_dir)
+
+
+def _repro_command(text: str, ptx: str | None, repro_dir: Path | None) -> str:
+    """Triton's own repro command, with its temporary PTX file (left in /tmp by Triton
+    3.6-3.9 when ptxas fails) moved to `repro_dir` under a name of its content."""
+    m = _REPRO_RE.search(text)
+    if not m:
+        return ""
+    cmd = m.group("cmd").strip()
+    tmp = next((w for w in cmd.split() if w.endswith(".ptx")), None)
+    if tmp is None or ptx is None or repro_dir is None:
+        return cmd
+    repro_dir.mkdir(parents=True, exist_ok=True)
+    kept = repro_dir / f"{hashlib.sha256(ptx.encode()).hexdigest()[:16]}.ptx"
+    kept.write_text(ptx)
+    for leftover in (tmp, tmp + ".o"):
+        try:
+            os.unlink(leftover)
+        except OSError:
+            pass
+    return cmd.replace(f"{tmp}.o", str(kept.with_suffix(".cubin"))).replace(tmp, str(kept))
 
 
 def launch_from_signature(fn, signature: str, target: GPUTarget, num_warps=None, num_stages=None) -> Launch:
@@ -242,3 +389,88 @@ def jit_functions(module) -> dict:
         if isinstance(inner, JITFunction) and inner.fn.__module__ == module.__name__:
             found[name] = inner
     return found
+
+
+def fix_interpreter() -> bool:
+    """Triton 3.6's interpreter with numpy >= 2.4: `range(n)` over a scalar tensor fails
+    ("only 0-dimensional arrays can be converted to Python scalars") because its tensor
+    `__index__` is `int(self.handle.data)` on a 1-element 1-D array. 3.7 and later use
+    `int(self.handle.data.squeeze())`; this installs the same for 3.6, in the process that
+    runs the interpreter (the bench worker, the kernels' interpreter check). Returns
+    whether anything was changed."""
+    if not tritonver.interpreter_index_needs_squeeze(triton.__version__):
+        return False
+    from triton.runtime import interpreter
+    original = interpreter._patch_lang_tensor
+    if getattr(original, "_tlens_squeeze", False):
+        return True
+
+    def patch_lang_tensor(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+    patch_lang_tensor._tlens_squeeze = True
+    interpreter._patch_lang_tensor = patch_lang_tensor
+    return True
+
+
+# ---- Triton's own LinearLayout, for tests of the pure-Python layout view (run through
+# inspectors.compile.layout_probe: these calls go into C++, where Triton 3.6 aborts on a
+# shared layout, so they never run in the test process or the server) ----------------------
+
+def _gluon_layout(spec: dict):
+    from triton.experimental.gluon.language import _layouts as gl
+    kind = spec["kind"]
+    if kind == "blocked":
+        return gl.BlockedLayout(spec["size_per_thread"], spec["threads_per_warp"], spec["warps_per_cta"], spec["order"])
+    if kind == "nvidia_mma":
+        return gl.NVMMADistributedLayout(spec["version"], spec["warps_per_cta"], spec["instr_shape"])
+    if kind == "amd_mfma":
+        from triton.experimental.gluon.language.amd import _layouts as amd
+        return amd.AMDMFMALayout(spec["version"], spec["instr_shape"], spec["transposed"], spec["warps_per_cta"])
+    if kind == "slice":
+        return gl.SliceLayout(spec["dim"], _gluon_layout(spec["parent"]))
+    if kind == "swizzled_shared":
+        return gl.SwizzledSharedLayout(spec["vec"], spec["per_phase"], spec["max_phase"], spec["order"])
+    raise ValueError(f"unknown layout kind {kind!r}")
+
+
+class _Builder:
+    _b = None
+
+    @classmethod
+    def get(cls):
+        if cls._b is None:
+            from triton._C import libtriton
+            ctx = libtriton.ir.context()
+            libtriton.ir.load_dialects(ctx)
+            cls._b = libtriton.gluon_ir.GluonOpBuilder(ctx)
+            cls._b._ctx = ctx       # keep the context alive as long as the builder
+        return cls._b
+
+
+def linear_layout(spec: dict, shape) -> dict:
+    """Triton's `to_linear_layout` of a layout (`spec`: {"kind": "blocked", ...}) on a
+    tensor `shape`: {"register": bases, "lane": ..., "warp": ..., "block": ...} for a
+    distributed layout, {"offset": bases, "block": ...} for a shared one."""
+    b = _Builder.get()
+    d = b.to_linear_layout(_gluon_layout(spec)._to_ir(b), list(shape))
+    if hasattr(d, "offset_bases"):
+        return {"offset": d.offset_bases, "block": d.block_bases}
+    return {"register": d.reg_bases, "lane": d.lane_bases, "warp": d.warp_bases, "block": d.block_bases}
+
+
+def linear_layout_map(bases: dict, shape) -> list:
+    """Every (warp, lane, register) through Triton's `LinearLayout.apply`:
+    [[warp, lane, register, [index per dimension]], ...]."""
+    from triton._C import libtriton
+    names = [f"dim{i}" for i in range(len(shape))]
+    ll = libtriton.linear_layout.LinearLayout.from_bases(
+        [(k, [list(x) for x in bases[k]]) for k in ("register", "lane", "warp", "block")], names, list(shape),
+        require_surjective=False)
+    out = []
+    for w in range(1 << len(bases["warp"])):
+        for l in range(1 << len(bases["lane"])):
+            for r in range(1 << len(bases["register"])):
+                got = ll.apply({"register": r, "lane": l, "warp": w, "block": 0})
+                out.append([w, l, r, [got[n] for n in names]])
+    return out

@@ -28,7 +28,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
-from inspectors.read.sass import Disassembly
+from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
 
 # An MLIR diagnostic printed by Triton's passes, e.g.
@@ -181,6 +181,9 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                 launch = shim.apply_overrides(launch, req.num_warps, req.num_stages, req.constexprs)
                 pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
             kernels = [_finish(kernel, sass) for kernel, sass in pending]
+            # a later stage failed in some launch: every launch is returned with what it made,
+            # and the first failure is the result's error too (so `ok` is False)
+            error = next((k.error for k in kernels if k.error is not None), None)
     except _JobError as e:
         error = e.error
     except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
@@ -239,13 +242,28 @@ def _first_line(exc) -> str:
 
 
 def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):
-    """Compiles one launch; returns its result without SASS and the pending disassembly."""
+    """Compiles one launch; returns its result without SASS and the pending disassembly.
+
+    A stage that fails after the front end (ptxas, LLVM) gives a partial result: the
+    stages made before it, and the error naming the stage. Each stage is also written to
+    `launch-N/` in the job folder as it is made (with `kernel.json` describing the launch),
+    so the engine can still show them if this process dies in the middle (an LLVM abort)."""
     filename = path.name
     t0 = time.perf_counter()
     before = output_path.stat().st_size if output_path.exists() else 0
+    journal = output_path.parent / f"launch-{index}"
+    journal.mkdir(parents=True, exist_ok=True)
+    name, label = launch.fn.__name__, launch.label or launch.fn.__name__
+    options = {k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None}
+    args = shim.arg_specs(launch)
+    (journal / "kernel.json").write_text(json.dumps({
+        "name": name, "target": target.key, "options": options, "args": [a.__dict__ for a in args],
+        "launch": index, "label": label, "source": req.source}))
     try:
         with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else nullcontext():
-            compiled = shim.compile_launch(launch, gtarget)
+            compiled = shim.compile_launch(launch, gtarget, journal=journal, repro_dir=_repro_dir())
+    except shim.StageFailure as e:
+        return _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0), None
     except BaseException as e:  # noqa: BLE001
         if type(e).__name__ == "CompilationError":
             line = _compilation_error_line(e, path.read_text())
@@ -266,17 +284,48 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
         cubin = base64.b64encode(compiled.asm["cubin"]).decode()
         if req.sass:
             sass = Disassembly(compiled.asm["cubin"])
-    name = launch.fn.__name__
-    label = launch.label or name
     passes = ()
     if req.pass_dump:
         passes = parse_dump((output_path.parent / f"passes-{index}.txt").read_text(errors="replace"))
     return KernelResult(
-        name=name, target=target.key,
-        options={k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None},
-        args=shim.arg_specs(launch), stages=texts, launch=index, label=label,
+        name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
         passes=passes), sass
+
+
+def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,
+             t0: float) -> KernelResult:
+    """The KernelResult of a launch whose stage `e.stage` failed: the stages made before it."""
+    sys.stderr.flush()
+    log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
+    diag = _MLIR_DIAG_RE.search(log)
+    message = e.message
+    limit = _memory_limit_mb()
+    if e.stage == "cubin" and limit and "crashed" in message:
+        message += (f"\n(The compile worker limits its address space, and ptxas's, to {limit} MB on machines "
+                    "without a GPU; if the command below succeeds in a shell, raise TLENS_WORKER_MEMORY_MB.)")
+    error = CompileError("compile", message, path.name, int(diag["line"]) if diag else None,
+                         (traceback.format_exception_only(e.cause)[-1] if e.cause else "") + log[-8000:],
+                         stage=stage_table.from_triton(e.stage), command=e.command)
+    texts = {"source": req.source}
+    for stage in stage_table.stages_for(target.backend):
+        if stage.asm_key and isinstance(e.made.get(stage.asm_key), str):
+            texts[stage.name] = e.made[stage.asm_key]
+    return KernelResult(name=name, target=target.key, options=options, args=args, stages=texts, launch=index,
+                        label=label, compile_seconds=time.perf_counter() - t0, error=error)
+
+
+def _repro_dir() -> Path | None:
+    """Where the input of a failed tool is kept for its repro command (set by the engine)."""
+    d = os.environ.get("TLENS_REPRO_DIR")
+    return Path(d) if d else None
+
+
+def _memory_limit_mb() -> int:
+    """The address-space limit this worker set (0: none, as on a GPU machine)."""
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return 0 if soft == resource.RLIM_INFINITY else soft // (1024 * 1024)
 
 
 class _PassDump:
@@ -321,11 +370,16 @@ def _set_env(values: dict) -> None:
 
 
 def _finish(kernel: KernelResult, sass) -> KernelResult:
-    """Adds the SASS once its background disassembly is done."""
+    """Adds the SASS once its background disassembly is done; an nvdisasm failure leaves
+    the other stages and names the SASS stage as failed."""
     if sass is None:
         return kernel
     import dataclasses
-    return dataclasses.replace(kernel, stages={**kernel.stages, "sass": sass.result()})
+    try:
+        return dataclasses.replace(kernel, stages={**kernel.stages, "sass": sass.result()})
+    except SassError as e:
+        return dataclasses.replace(kernel, error=CompileError("compile", e.message, None, None, "", stage="sass",
+                                                              command=e.command))
 
 
 def _limit_memory() -> None:
@@ -378,7 +432,8 @@ def main() -> None:
     _limit_processes()
     if os.environ.get("TLENS_WORKER_PREWARM", "1") == "1":
         _prewarm()
-    proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__}) + "\n")
+    proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__,
+                                "memory_limit_mb": _memory_limit_mb()}) + "\n")
     proto_out.flush()
     for line in proto_in:
         msg = json.loads(line)

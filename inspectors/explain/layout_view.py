@@ -24,6 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from inspectors.base import tritonver
 from inspectors.read import layouts
 from inspectors.read.layouts import (  # noqa: F401 - re-exported: layout_view.parse_layout(...)
     IN_DIMS, AmdMfma, DotOperand, Linear, NvidiaMma, NvmmaShared, Other, SHARED_KINDS, Slice, SwizzledShared, parse_layout)
@@ -119,10 +120,12 @@ class _LL:
                 ret = ret * _LL.identity1d(shape[d] // self.outs[d], "register", d)
         return ret
 
-    def not_larger(self, shape: dict) -> "_LL":
-        """ensureLayoutNotLargerThan(broadcastRegisters=false): where the tile is larger than
-        the tensor, zero the largest lane/warp bases (those threads then hold copies:
-        broadcast) and drop the largest register bases (no register holds a copy)."""
+    def not_larger(self, shape: dict, keep_registers: bool = False) -> "_LL":
+        """ensureLayoutNotLargerThan: where the tile is larger than the tensor, zero the
+        largest lane/warp bases (those threads then hold copies: broadcast) and drop the
+        largest register bases (Triton 3.9: no register holds a copy), or, with
+        `keep_registers` (Triton 3.6-3.8, `tritonver.blocked_keeps_small_registers`), zero
+        them too (those registers hold copies)."""
         bases = {k: [dict(b) for b in v] for k, v in self.bases.items()}
         outs = dict(self.outs)
         dropped: set[int] = set()
@@ -134,7 +137,7 @@ class _LL:
             for value, k, i in sorted(found, key=lambda t: -t[0]):
                 if actual <= desired:
                     break
-                if k == "register":
+                if k == "register" and not keep_registers:
                     dropped.add(i)
                 else:
                     bases[k][i][d] = 0
@@ -157,18 +160,18 @@ def _identity_nd(in_dim: str, sizes, order) -> _LL:
     return ll
 
 
-def _fit(cta: _LL, shape: tuple[int, ...]) -> LinearLayout:
+def _fit(cta: _LL, shape: tuple[int, ...], keep_registers: bool = False) -> LinearLayout:
     """combineCtaCgaWithShape for one CTA: repeat or broadcast to the tensor's shape."""
     want = {f"dim{i}": s for i, s in enumerate(shape)}
     for d in want:
         cta.outs.setdefault(d, 1)
-    return cta.not_smaller(want).not_larger(want).freeze(len(shape))
+    return cta.not_smaller(want).not_larger(want, keep_registers).freeze(len(shape))
 
 
-def _blocked(b: layouts.Blocked, shape) -> LinearLayout:
+def _blocked(b: layouts.Blocked, shape, triton_version: str | None = None) -> LinearLayout:
     cta = (_identity_nd("register", b.size_per_thread, b.order) * _identity_nd("lane", b.threads_per_warp, b.order)
            * _identity_nd("warp", b.warps_per_cta, b.order))
-    return _fit(cta, shape)
+    return _fit(cta, shape, tritonver.blocked_keeps_small_registers(triton_version))
 
 
 def _nvidia_mma(m: NvidiaMma, shape) -> LinearLayout:
@@ -214,12 +217,12 @@ def _amd_mfma(m: AmdMfma, shape) -> LinearLayout:
     return _fit(cta, shape)
 
 
-def _slice(s: Slice, shape) -> LinearLayout:
+def _slice(s: Slice, shape, triton_version: str | None = None) -> LinearLayout:
     """SliceEncodingAttr::toLinearLayout: the parent on the shape with a 1 inserted at `dim`,
     that coordinate dropped, registers that became all-zero removed."""
     parent_shape = list(shape)
     parent_shape.insert(s.dim, 1)
-    parent = to_linear(s.parent, tuple(parent_shape))
+    parent = to_linear(s.parent, tuple(parent_shape), triton_version)
     bases = {}
     for k, vecs in parent.bases.items():
         kept = [tuple(v for i, v in enumerate(b) if i != s.dim) for b in vecs]
@@ -227,17 +230,18 @@ def _slice(s: Slice, shape) -> LinearLayout:
     return LinearLayout(bases, tuple(shape))
 
 
-def to_linear(layout, shape: tuple[int, ...]) -> LinearLayout:
-    """The linear layout of `layout` for a tensor of `shape`; ValueError if not modelled."""
+def to_linear(layout, shape: tuple[int, ...], triton_version: str | None = None) -> LinearLayout:
+    """The linear layout of `layout` for a tensor of `shape`, as the installed Triton (or
+    `triton_version`) builds it; ValueError if not modelled."""
     shape = tuple(shape)
     if isinstance(layout, layouts.Blocked):
-        return _blocked(layout, shape)
+        return _blocked(layout, shape, triton_version)
     if isinstance(layout, NvidiaMma):
         return _nvidia_mma(layout, shape)
     if isinstance(layout, AmdMfma):
         return _amd_mfma(layout, shape)
     if isinstance(layout, Slice):
-        return _slice(layout, shape)
+        return _slice(layout, shape, triton_version)
     if isinstance(layout, Linear):
         return LinearLayout({k: tuple(tuple(b) for b in layout.bases.get(k, ())) for k in IN_DIMS}, shape)
     raise ValueError(f"{type(layout).__name__} layouts are not drawn: {layout.describe()}")
@@ -364,16 +368,17 @@ class Ownership:
         return max(len(v) for v in self.owners.values()) if self.owners else 0
 
 
-def ownership(layout, shape: tuple[int, ...]) -> Ownership:
-    ll = to_linear(layout, shape)
+def ownership(layout, shape: tuple[int, ...], triton_version: str | None = None) -> Ownership:
+    ll = to_linear(layout, shape, triton_version)
     return Ownership(ll, ll.owners())
 
 
-def words(layout, shape: tuple[int, ...], elem_bits: int = 32) -> list[str]:
-    """A few sentences about `layout` on a tensor of `shape`."""
+def words(layout, shape: tuple[int, ...], elem_bits: int = 32, triton_version: str | None = None) -> list[str]:
+    """A few sentences about `layout` on a tensor of `shape` (as the installed Triton, or
+    `triton_version`, lays it out)."""
     out = [layout.describe()]
     try:
-        own = ownership(layout, shape)
+        own = ownership(layout, shape, triton_version)
     except ValueError:
         return out
     ll = own.layout
@@ -386,6 +391,11 @@ def words(layout, shape: tuple[int, ...], elem_bits: int = 32) -> list[str]:
         out.append(f"Every element is held by {own.replication} threads: the tensor is smaller than the "
                    f"layout's tile (or a sliced dimension), so the extra threads hold copies.")
     reg_bases = ll.bases.get("register", ())
+    if isinstance(layout, layouts.Blocked) and any(not any(b) for b in reg_bases):
+        version = triton_version or tritonver.installed() or "3.9"
+        out.append(f"Some registers hold copies: the tensor is smaller than sizePerThread, and Triton "
+                   f"{version} keeps the extra registers (3.6–3.8 do; 3.9 drops them, leaving fewer "
+                   f"registers per thread).")
     contiguous = 1
     fast = len(shape) - 1
     for b in reg_bases:

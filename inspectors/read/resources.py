@@ -57,6 +57,7 @@ from dataclasses import dataclass
 
 from inspectors.read.occupancy import (  # noqa: F401 - re-exported: resources.occupancy(...)
     KB, LIMITERS, Occupancy, SM_LIMITS, SmLimits, occupancy, sm_limits)
+from inspectors.base import tritonver
 from inspectors.read.sass import disassemble, nvidia_tool
 
 # --------------------------------------------------------------------------- PTX registers
@@ -321,23 +322,25 @@ class Resources:
 _PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)", re.M)
 
 
-def ptxas_for(arch: int):
-    """The ptxas Triton's `get_ptxas(arch)` uses: `ptxas-blackwell` (the newer CUDA) for
-    sm_90 and up, `ptxas` below; None when the wheel has neither."""
-    if arch >= 90:
-        return nvidia_tool("ptxas-blackwell") or nvidia_tool("ptxas")
-    return nvidia_tool("ptxas")
+def ptxas_for(arch: int, triton_version: str | None = None):
+    """The ptxas Triton's `get_ptxas(arch)` runs (the installed Triton's, unless
+    `triton_version` names another): `ptxas-blackwell` (the wheel's newer CUDA) from sm_90
+    on in 3.9, from sm_100 on in 3.6-3.8, `ptxas` below (inspectors.base.tritonver);
+    None when the wheel has neither."""
+    name = tritonver.ptxas_tool(arch, triton_version)
+    return nvidia_tool(name) or (nvidia_tool("ptxas") if name != "ptxas" else None)
 
 
 def ptxas_command(ptxas, ptx_path: str, arch: int, out_path: str = os.devnull,
-                  fmad: bool = True) -> list[str]:
-    """Triton 3.9's `make_cubin` command line (default knobs): `-lineinfo`, `-v`,
-    `--regAllocOptLevel=2`, `--gpu-name=sm_90a` ("a" from sm_90 on), plus
-    `--fmad=false` when `enable_fp_fusion` is off. The same flags give a cubin
-    byte-identical to Triton's (checked on the sm_90 fixtures)."""
+                  fmad: bool = True, triton_version: str | None = None) -> list[str]:
+    """Triton's `make_cubin` command line (default knobs) for the installed Triton (or
+    `triton_version`): `-lineinfo`, `--fmad=false` when `enable_fp_fusion` is off, `-v`,
+    `--regAllocOptLevel=2` (3.7 and later), `--gpu-name=sm_90a` ("a" from sm_90 on). The
+    same flags give a cubin byte-identical to Triton's (tests/test_resources.py checks it
+    on a fresh compile with each version)."""
     gpu = f"sm_{arch}{'a' if arch >= 90 else ''}"
-    return [str(ptxas), "-lineinfo", *([] if fmad else ["--fmad=false"]), "-v", "--regAllocOptLevel=2",
-            f"--gpu-name={gpu}", ptx_path, "-o", out_path]
+    return [str(ptxas), "-lineinfo", *([] if fmad else ["--fmad=false"]), "-v",
+            *tritonver.ptxas_extra_flags(triton_version), f"--gpu-name={gpu}", ptx_path, "-o", out_path]
 
 
 def run_ptxas(ptx: str, arch: int | None = None, fmad: bool = True, timeout: float = 120) -> str:

@@ -27,8 +27,17 @@ def nvidia_tool(name: str) -> Path | None:
     return path if path.exists() else None
 
 
+class SassError(RuntimeError):
+    """nvdisasm failed on a cubin (or took too long). `command` reproduces it: the cubin is
+    kept at the path it names."""
+
+    def __init__(self, message: str, command: str):
+        super().__init__(message)
+        self.message, self.command = message, command
+
+
 class Disassembly:
-    """Starts nvdisasm at once; `result()` waits for the text."""
+    """Starts nvdisasm at once; `result()` waits for the text, or raises SassError."""
 
     def __init__(self, cubin: bytes):
         self.proc = None
@@ -41,21 +50,24 @@ class Disassembly:
         with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
             f.write(cubin)
             self.path = f.name
-        self.proc = subprocess.Popen([str(tool), "-c", "-gi", self.path], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+        self.argv = [str(tool), "-c", "-gi", self.path]
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def result(self, timeout: float = 120) -> str:
         if self.proc is None:
             return self.missing
+        command = " ".join(self.argv)
         try:
             out, err = self.proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return "// nvdisasm took too long"
-        finally:
-            os.unlink(self.path)
-        if self.proc.returncode != 0:
-            return f"// nvdisasm failed: {err.strip()}"
+            self.proc.communicate()
+            raise SassError(f"nvdisasm took longer than {timeout:g} s on the cubin", command) from None
+        if self.proc.returncode != 0:       # the cubin stays where the command names it
+            rc = self.proc.returncode
+            how = f"was killed by signal {-rc}" if rc < 0 else f"failed (exit status {rc})"
+            raise SassError(f"nvdisasm {how} on the cubin: {err.strip()[-2000:]}", command)
+        os.unlink(self.path)
         return out
 
 

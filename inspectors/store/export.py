@@ -27,7 +27,7 @@ from inspectors.base import stages as stage_table
 from inspectors.explain.insight import Insight, analyze
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.explain.diff import figures
-from inspectors.read.sass import disassemble_b64
+from inspectors.read.sass import SassError, disassemble_b64
 from inspectors.store.history import describe_options
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -44,7 +44,10 @@ def all_stages(kernel: KernelResult) -> dict[str, str]:
     """The kernel's stages, SASS disassembled from the cubin when it is not there yet."""
     texts = dict(kernel.stages)
     if "sass" not in texts and kernel.cubin:
-        texts["sass"] = disassemble_b64(kernel.cubin)
+        try:
+            texts["sass"] = disassemble_b64(kernel.cubin)
+        except SassError:
+            pass              # the report says so; the other stages are still in the zip
     return texts
 
 
@@ -74,6 +77,8 @@ def bundle(request: CompileRequest, result: CompileResult, filename: str,
                     continue
                 put(f"{folder}/{_safe(kernel.name)}.{stage_table.get(name).ext}", text)
             put(f"{folder}/insight.json", json.dumps(insight.to_json(), indent=1) + "\n")
+            if kernel.error is not None:
+                put(f"{folder}/error.txt", _error_text(kernel.error))
     return buf.getvalue()
 
 
@@ -88,7 +93,13 @@ def report(request: CompileRequest, result: CompileResult, filename: str,
     for i, (kernel, insight) in enumerate(zip(result.kernels, insights), 1):
         f = figures(kernel, insight)
         out += [f"## Launch {i}: {kernel.label or kernel.name}", "",
-                "Specialization: " + ", ".join(a.describe() for a in kernel.args), "",
+                "Specialization: " + ", ".join(a.describe() for a in kernel.args), ""]
+        if kernel.error is not None:
+            out += [f"**Stage {kernel.error.stage or '?'} failed** (the stages before it are here): "
+                    f"{_cell(kernel.error.message.splitlines()[0])}", ""]
+            if kernel.error.command:
+                out += ["Reproduce:", "", f"    {kernel.error.command}", ""]
+        out += [
                 "| figure | value |", "|---|---|",
                 f"| num_warps / num_stages | {f.num_warps} / {f.num_stages} |",
                 f"| global loads by width | {_counts(f.loads)} |",
@@ -117,6 +128,13 @@ def report(request: CompileRequest, result: CompileResult, filename: str,
                 out.append(f"| {py}: `{_cell(text[:60])}` | " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def _error_text(error) -> str:
+    text = f"{error.headline()}\n\n{error.message}\n"
+    if error.command:
+        text += f"\nReproduce:\n{error.command}\n"
+    return text + (f"\n{error.detail}\n" if error.detail else "")
 
 
 def _counts(pairs) -> str:

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The whole test suite on the GPU machine, in one call of the device tool (see the README's
+# "GPU machine" section). That machine has python3 3.12 with torch 2.11.0+cu130 and triton 3.6.0
+# and no network: the packages it lacks travel as wheels in .whl/ (carry: [".whl"]), installed
+# here into /tmp/site. Browser tests skip there (no Chromium). Writes $OUT/gpu_suite.txt: first
+# the GPU, driver, torch, triton and the commit tested, then pytest's output, whose last line is
+# its summary (commit it as benchmarks/results/gpu_suite.txt).
+#
+#   TLENS_COMMIT=$(git rev-parse HEAD) bash benchmarks/gpu_suite.sh     # the commit: the tree
+#                                                                      # travels without .git
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/tlens-gpu-suite}
+mkdir -p "$OUT"
+REPORT="$OUT/gpu_suite.txt"
+PY=${PYTHON:-python3}
+
+if compgen -G ".whl/*.whl" >/dev/null; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    || { echo "installing the carried wheels failed" | tee "$REPORT"; exit 1; }
+  export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export PYTHONUNBUFFERED=1 TLENS_TRITON_CACHE_DIR=/tmp/tlens-triton-cache TLENS_WORKSPACE_DIR=/tmp/tlens-workspace
+
+commit=${TLENS_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo "unknown (set TLENS_COMMIT)")}
+{
+  echo "GPU: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+  echo "driver: $(nvidia-smi --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -1)"
+  $PY - <<'PYEOF'
+import platform, torch, triton
+print(f"torch: {torch.__version__} (CUDA {torch.version.cuda}, GPU visible: {torch.cuda.is_available()})")
+print(f"triton: {triton.__version__}")
+print(f"python: {platform.python_version()}")
+PYEOF
+  echo "commit: $commit"
+  echo "command: $PY -m pytest -q -p no:cacheprovider -rs (the whole suite; browser tests skip without Chromium)"
+  echo
+} > "$REPORT" 2>&1
+
+# A check that the carried wheels import, so a missing one reads as such and not as 100 failures.
+$PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing.v1 import AppTest" >>"$REPORT" 2>&1 \
+  || { echo "the carried wheels do not import (see above)" | tee -a "$REPORT"; exit 1; }
+
+# 540 s: the device tool's command limit is 600 s, and the report must come back
+# (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/test_layering.py)
+timeout 540 $PY -m pytest -q -p no:cacheprovider -rs ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
+exit "${PIPESTATUS[0]}"
