@@ -147,7 +147,8 @@ def app_timings(browser) -> dict:
             out["rerun-click"] = _rerun(page, wire, lambda: page.locator(
                 '.tlens-panel[data-stage="ptx"] .l[data-py]').nth(5).click())
             follow = page.locator('[data-testid="stSelectbox"]').filter(has_text="Follow a Python line")
-            out["rerun-option"] = _rerun(page, wire, lambda: (follow.click(), page.get_by_role("option").nth(3).click()))
+            out["rerun-option"] = _rerun(page, wire, lambda: (follow.click(),
+                                                              page.get_by_role("option").nth(3).click()))
             # add SASS: Python out, SASS in (three panels at most)
             runs = _runs(page)
             page.get_by_role("button", name="Remove Python").click()

@@ -269,8 +269,8 @@ with st.sidebar:
             st.markdown(kernels.get(st.session_state["picker"]).note)
 
 present.apply()
-present_bar = panels.present_bar(f"**{_filename()}** · {targets.parse(st.session_state['target']).label.split(' · ')[0]}") \
-    if present.on() else None
+_arch = targets.parse(st.session_state["target"]).label.split(" · ")[0]          # "sm_90"
+present_bar = panels.present_bar(f"**{_filename()}** · {_arch}") if present.on() else None
 compile_clicked = compile_clicked or bool(present_bar and present_bar.compile)
 
 message = st.session_state.pop("ws_message", None)

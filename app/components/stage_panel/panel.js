@@ -2,11 +2,12 @@
 //
 // `tlens_stage_panel` (data: the bytes of payload.py, one panel). The page's followed Python
 // line and presentation mode come from `tlens_page_state` (page.js) through the shared store
-// `window.__tlensStage`; either module may load first. Panels draw only the lines in view: a 20,000-line SASS text is 20,000
-// strings in memory and ~100 <div>s in the page. Every piece of stage text goes into the page
-// as text nodes (never as HTML), so markup in a kernel is shown, not run.
+// `window.__tlensStage`; either module may load first. Panels draw only the lines in view: a
+// 20,000-line SASS text is 20,000 strings in memory and ~100 <div>s in the page. Every piece of
+// stage text goes into the page as text nodes (never as HTML), so markup in a kernel is shown,
+// not run.
 //
-// A panel is re-invoked by Streamlit only when its data changes; a re-sent copy of the same
+// Streamlit runs a panel's code again only when its data changes; a re-sent copy of the same
 // text (same digest) keeps the panel as it is: scroll position, search, selection.
 
 const STORE = window.__tlensStage || (window.__tlensStage = {});
@@ -185,8 +186,8 @@ class Panel {
     for (const [cls, word] of CHIPS) {
       const count = d.summary[word];
       if (!count) continue;
-      const label = cls === "mem-vec" ? `${count} vector (${d.summary.widest.replace(" × ", "×").replace("-bit", "")})`
-        : `${count} ${word}`;
+      const widest = d.summary.widest.replace(" × ", "×").replace("-bit", "");      // "v4×32"
+      const label = cls === "mem-vec" ? `${count} vector (${widest})` : `${count} ${word}`;
       const chip = el("span", "tlens-chip " + cls, label);
       chip.title = d.legend[cls];
       this.chips.append(chip);
@@ -298,8 +299,10 @@ class Panel {
     if (count > FULL) {
       const y = this.scroll.scrollTop, h = this.scroll.clientHeight;
       const a = this.indexAt(y), b = this.indexAt(y + h) + 1;
-      if (!force && this.drawn[0] >= 0 && a >= this.drawn[0] && b <= this.drawn[1] &&
-          (a - this.drawn[0] > 10 || this.drawn[0] === 0) && (this.drawn[1] - b > 10 || this.drawn[1] === count)) return;
+      // the lines drawn still cover the view with room to spare: nothing to do
+      const roomAbove = a - this.drawn[0] > 10 || this.drawn[0] === 0;
+      const roomBelow = this.drawn[1] - b > 10 || this.drawn[1] === count;
+      if (!force && this.drawn[0] >= 0 && a >= this.drawn[0] && b <= this.drawn[1] && roomAbove && roomBelow) return;
       first = Math.max(0, a - OVERSCAN);
       last = Math.min(count, b + OVERSCAN);
     } else if (!force && this.drawn[0] === 0 && this.drawn[1] === count) {
