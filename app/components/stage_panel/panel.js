@@ -196,8 +196,8 @@ class Panel {
     this.setWrap(localStorage.getItem("tlens-wrap-" + d.stage) === "1", false);
     if (this.search.value) this.find(this.search.value, -1);
     STORE.panels.add(this);
-    this.applySel(STORE.py, true);
     this.layout(true);
+    this.applySel(STORE.py, true);      // a panel added while a line is followed shows its lines
     this.root.dataset.ready = "1";
   }
 
@@ -308,12 +308,22 @@ class Panel {
     } else if (!force && this.drawn[0] === 0 && this.drawn[1] === count) {
       return;
     }
+    // lines still in the window keep their elements (scrolling builds only the new ones)
+    const t0 = performance.now();
+    const pool = new Map();
     const frag = document.createDocumentFragment();
-    for (let k = first; k < last; k++) frag.append(this.line(this.view ? this.view[k] : k));
+    for (let k = first; k < last; k++) {
+      const i = this.view ? this.view[k] : k;
+      const line = (!force && this.pool && this.pool.get(i)) || this.line(i);
+      pool.set(i, line);
+      frag.append(line);
+    }
+    this.pool = pool;
     this.win.replaceChildren(frag);
     this.win.style.transform = `translateY(${this.top(first)}px)`;
     this.drawn = [first, last];
     STORE.drawn += 1;
+    STORE.drawMs = (STORE.drawMs || 0) + performance.now() - t0;
   }
 
   redraw() { this.drawn = [-1, -1]; this.draw(true); }
