@@ -135,6 +135,8 @@ def page_css() -> str:
 {pyg}
 .block-container {{ padding: 4.3rem 1rem 2rem 1rem; max-width: 100%; }}
 .st-key-tlens-page-state {{ display: none; }}
+/* the sidebar's num_warps / num_stages sit side by side: no room for a clear (×) button */
+.st-key-num_warps [aria-label="Clear value"], .st-key-num_stages [aria-label="Clear value"] {{ display: none; }}
 .tlens-panel {{ position: relative; overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
