@@ -44,6 +44,7 @@ html { font-size: 22px !important; }
 .tl-grid td { min-width: 30px !important; }
 .tl-step { font-size: 1.35rem !important; }
 .tl-questions { font-size: 1.2rem !important; }
+.tl-sector { width: 40px !important; height: 42px !important; font-size: 14px !important; }
 [data-testid="stDataFrame"] { font-size: 1.1rem !important; }
 [data-testid="stMainBlockContainer"] { padding-left: 1.2rem !important; padding-right: 1.2rem !important;
                                        max-width: 100% !important; }

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import CHROMIUM, SHOTS, editor, require_chromium, running_app
 from conftest import ROOT, SNIPPETS
 
 require_chromium()
@@ -59,7 +59,7 @@ def test_search_in_panel(page):
 def test_markup_in_kernel_is_shown_not_run(page):
     src = (SNIPPETS / "vadd.py").read_text().replace(
         "def example():", 'BANNER = "<img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>"\n\n\ndef example():')
-    area = page.locator("textarea").first
+    area = editor(page)
     area.fill(src)
     _compile(page)
     py = page.locator('.tlens-panel[data-stage="source"]')
@@ -69,7 +69,7 @@ def test_markup_in_kernel_is_shown_not_run(page):
 
 def test_syntax_error_shown_and_text_kept(page):
     broken = (SNIPPETS / "syntax_error.py").read_text()
-    area = page.locator("textarea").first
+    area = editor(page)
     area.fill(broken)
     _compile(page)
     alert = page.get_by_text("syntax error (line 7)")
@@ -79,7 +79,7 @@ def test_syntax_error_shown_and_text_kept(page):
 
 
 def test_click_python_line_highlights_ptx_in_the_browser(page):
-    page.locator("textarea").first.fill((ROOT / "kernels" / "vector_add.py").read_text())
+    editor(page).fill((ROOT / "kernels" / "vector_add.py").read_text())
     _compile(page)
     py = page.locator('.tlens-panel[data-stage="source"]')
     expect(py).to_be_visible(timeout=120_000)

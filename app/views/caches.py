@@ -128,11 +128,7 @@ def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
         "Follow a Python line (or click any line in a panel)", [None] + mapped, key=f"{key}-follow",
         format_func=lambda n: "—" if n is None else (
             f"{n}: {source_lines[n - 1].strip()[:90]}" if n <= len(source_lines) else f"line {n} of {opened.filename}"))
-    for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
-        with column:
-            py_lines = ({n: n for n in mapped} if name == "source"
-                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
-            panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
+    panels.render_panels(kernel, chosen, smap, mapped, f"{key}-follow", selected_py)
     panels.render_insight(insight, kernel, source_lines)
 
 

@@ -8,7 +8,7 @@ import os
 
 import streamlit as st
 
-from app import classroom
+from app import classroom, present
 from app.lessons import PANELS
 from app.lessons.common import BUNDLED, LIBRARY
 from app.lessons.render import draw_step
@@ -57,7 +57,7 @@ def _from_url():
         step = 0
     st.session_state["lesson"] = lesson
     st.session_state["lesson_step"] = max(0, min(step, len(LESSONS[lesson].steps) - 1))
-    st.session_state["big"] = qp.get("big") == "1"
+    st.session_state["big"] = qp.get("big") == "1" or present.on()     # presentation mode: large type
 
 
 def _go(delta: int):
@@ -83,7 +83,7 @@ top.radio("Lesson", list(LESSONS), key="lesson", horizontal=True, format_func=la
           on_change=_pick_lesson)
 size.toggle("Large type", key="big", help="For a projector: larger text everywhere on the page.")
 if st.session_state["big"]:
-    st.html(classroom.BIG_TYPE_CSS)
+    present.apply(large_text=True, when=True)      # the explorer's presentation mode, in large type
 
 lesson = LESSONS[st.session_state["lesson"]]
 steps = lesson.steps
