@@ -16,6 +16,7 @@ import time
 import streamlit as st
 
 from app import panels, services, session, urlstate
+from app.components import code_editor
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -79,6 +80,7 @@ def _say(message: str, kind: str = "info") -> None:
 def _save_current() -> None:
     """The editor's text to its file. A library kernel is never written: its first edit
     becomes a workspace copy."""
+    code_editor.flush("source")        # keystrokes that arrived with this run, into the file they belong to
     entry, text = st.session_state.get("editing"), st.session_state.get("source")
     if not entry or text is None or entry == NEW_KERNEL:
         return
@@ -100,10 +102,10 @@ def _open(entry: str, set_picker: bool = True) -> None:
         st.session_state["picker"] = entry
     st.session_state["editing"] = entry
     try:
-        st.session_state["source"] = _text_of(entry)
+        code_editor.set_text("source", _text_of(entry))
     except (WorkspaceError, OSError) as e:
         _say(str(e), "error")
-        st.session_state["source"] = ""
+        code_editor.set_text("source", "")
     for key in ("result", "current_record"):
         st.session_state.pop(key, None)
 
@@ -263,9 +265,9 @@ if message:
     getattr(st, message[0])(message[1])
 
 
-# ---- editor -----------------------------------------------------------------------------------
-st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300,
-             on_change=_on_edit)
+# ---- editor: drawn after the compile below, so that it marks the line of this compile's error ---
+editor_box = st.container()
+compile_clicked = compile_clicked or code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
 
 
 # ---- compile ----------------------------------------------------------------------------------
@@ -300,6 +302,13 @@ if compile_clicked or (pending is not None and pending.run):
         st.session_state["result_request"] = request
         info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
         st.session_state["current_record"] = info.id if info else None
+
+with editor_box:
+    failed = st.session_state.get("result")
+    error = failed.error if failed is not None and not failed.ok else None
+    code_editor.code_editor("source", label="Kernel file (Python: @triton.jit kernels, a launcher and example())",
+                            error_line=error.line if error else None,
+                            error_message=error.headline() if error else None, height_px=340, on_change=_on_edit)
 
 
 # ---- results ----------------------------------------------------------------------------------
