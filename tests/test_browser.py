@@ -71,8 +71,9 @@ def test_syntax_error_shown_and_text_kept(page):
     broken = (SNIPPETS / "syntax_error.py").read_text()
     fill_editor(page, broken)
     _compile(page)
-    alert = page.get_by_text("syntax error (line 7)")
+    alert = page.get_by_test_id("stAlertContentError").get_by_text("syntax error (line 7)")
     expect(alert).to_be_visible(timeout=60_000)
+    expect(page.locator(".tl-editor .tl-error-message")).to_contain_text("syntax error (line 7)")
     assert editor_text(page) == broken
     page.screenshot(path=str(SHOTS / "syntax_error.png"), full_page=True)
 

@@ -106,7 +106,7 @@ def _open(entry: str, set_picker: bool = True) -> None:
     except (WorkspaceError, OSError) as e:
         _say(str(e), "error")
         code_editor.set_text("source", "")
-    for key in ("result", "current_record"):
+    for key in ("result", "current_record", "compile_request"):
         st.session_state.pop(key, None)
 
 
@@ -292,16 +292,26 @@ def _request() -> CompileRequest | None:
 
 if compile_clicked or (pending is not None and pending.run):
     _save_current()
-    request = _request()
-    if request is not None:
-        with st.status(f"Compiling for {targets.parse(request.target).label}…", expanded=False) as status:
+    st.session_state["compile_request"] = _request()
+# The request waits in the session until its result is stored: a keystroke in the editor starts
+# a new run and stops this one at its next st call, and a Compile click is not replayed.
+request = st.session_state.get("compile_request")
+if request is not None:
+    with st.status(f"Compiling for {targets.parse(request.target).label}…", expanded=False) as status:
+        try:
             result = services.compile_kernel(request, float(st.session_state["timeout"]))
-            status.update(label="Compiled" if result.ok else "Compile failed",
-                          state="complete" if result.ok else "error")
-        st.session_state["result"] = result
-        st.session_state["result_request"] = request
-        info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
-        st.session_state["current_record"] = info.id if info else None
+        except Exception:
+            st.session_state.pop("compile_request", None)
+            raise
+
+        def _store(request=request, result=result):
+            st.session_state["result"] = result
+            st.session_state["result_request"] = request
+            info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
+            st.session_state["current_record"] = info.id if info else None
+        services.finish_once("compile_request", request, _store)
+        status.update(label="Compiled" if result.ok else "Compile failed",
+                      state="complete" if result.ok else "error")
 
 with editor_box:
     failed = st.session_state.get("result")

@@ -34,6 +34,7 @@ DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir":
 def _on_kernel():
     code_editor.set_text("passes_source", kernels.get(st.session_state["passes_kernel"]).source())
     st.session_state.pop("passes_result", None)
+    st.session_state.pop("passes_request", None)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -81,14 +82,22 @@ editor_box = st.container()         # drawn after the compile, to mark the line 
 run = run or code_editor.compile_requested("passes_source")       # Ctrl/Cmd-Enter in the editor
 
 if run:
-    request = CompileRequest(source=st.session_state["passes_source"],
-                             filename=f"{st.session_state['passes_kernel']}.py",
-                             target=st.session_state["passes_target"], sass=False, pass_dump=True,
-                             max_output_bytes=settings.max_output_bytes)
+    st.session_state["passes_request"] = CompileRequest(
+        source=st.session_state["passes_source"], filename=f"{st.session_state['passes_kernel']}.py",
+        target=st.session_state["passes_target"], sass=False, pass_dump=True,
+        max_output_bytes=settings.max_output_bytes)
+# kept until its result is: a keystroke in the editor starts a new run, which stops this one
+request = st.session_state.get("passes_request")
+if request is not None:
     with st.status("Compiling with the pass dumps on…", expanded=False) as status:
-        result = services.compile_kernel(request, float(settings.compile_timeout_s))
+        try:
+            result = services.compile_kernel(request, float(settings.compile_timeout_s))
+        except Exception:
+            st.session_state.pop("passes_request", None)
+            raise
+        services.finish_once("passes_request", request,
+                             lambda: st.session_state.__setitem__("passes_result", result))
         status.update(label="Compiled" if result.ok else "Compile failed", state="complete" if result.ok else "error")
-    st.session_state["passes_result"] = result
 
 with editor_box:
     failed = st.session_state.get("passes_result")

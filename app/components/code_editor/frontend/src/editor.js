@@ -23,10 +23,23 @@ const DEBOUNCE_MS = 300;
 // One id per page load: Python tells a report of this page from one of an earlier load.
 const SID = Math.random().toString(36).slice(2, 10);
 
-// The newest text per editor id and rev. The module lives as long as the page, so an editor
-// that React mounts again (another page visited, an element inserted above it) comes back
-// with what was typed, not with the text Python last sent.
+// Per editor id: {rev, text, sent, seq}, the newest text of document `rev`, the text last sent
+// to Python and the number of the last report. The module lives as long as the page, so an
+// editor that React mounts again comes back with what was typed, not with the text Python last
+// sent, and does not send again what Python already has.
 const drafts = new Map();
+
+// While the script runs (a compile can take seconds), typing does not start a new run: Streamlit
+// would stop the running one (runner.fastReruns) and run the page again beside it. The text
+// waits until the run is over; blur, Ctrl/Cmd-Enter and leaving the page send it at once. The
+// run state is read from the attribute Streamlit's app root carries (data-test-script-state:
+// "running", "rerunRequested", "notRunning", ...); without it nothing waits.
+function scriptBusy() {
+  const app = document.querySelector("[data-test-script-state]");
+  const state = app && app.getAttribute("data-test-script-state");
+  return state === "running" || state === "rerunRequested";
+}
+const BUSY_POLL_MS = 200;
 // parentElement -> the live editor: the component function runs again whenever `data`
 // changes, and the same editor (its undo history, cursor, scroll) must carry on.
 const editors = new WeakMap();
@@ -203,8 +216,6 @@ class Editor {
     this.api = null;
     this.rev = data.rev;
     this.id = data.id;
-    this.seq = 0;
-    this.sent = null;          // the text last sent
     this.timer = null;
     this.errorKey = null;
     this.height = new Compartment();
@@ -228,18 +239,22 @@ class Editor {
     // typed here is the editor's, so it goes no further.
     for (const type of ["keydown", "keypress", "keyup"]) this.frame.addEventListener(type, (e) => e.stopPropagation());
 
-    const draft = drafts.get(this.id);
-    const text = draft && draft.rev === data.rev ? draft.text : data.doc;
-    this.view = new EditorView({ state: this.newState(text), parent: this.host, root: root });
-    this.sent = data.doc;
+    let draft = drafts.get(this.id);
+    if (!draft || draft.rev !== data.rev) {
+      draft = { rev: data.rev, text: data.doc, sent: data.doc, seq: draft ? draft.seq : 0 };
+      drafts.set(this.id, draft);
+    }
+    this.view = new EditorView({ state: this.newState(draft.text), parent: this.host, root: root });
     this.onPageHide = () => {
       if (this.frame.isConnected) this.flush();
       else this.detach();
     };
     window.addEventListener("pagehide", this.onPageHide);
     document.addEventListener("visibilitychange", this.onPageHide);
-    if (text !== data.doc) this.schedule(0);    // a draft Python has not seen yet
+    if (draft.text !== draft.sent) this.schedule(0);    // typed text Python has not seen yet
   }
+
+  get draft() { return drafts.get(this.id); }
 
   newState(text) {
     const editor = this;
@@ -284,28 +299,33 @@ class Editor {
 
   text() { return this.view.state.doc.toString(); }
 
+  // the report of the current text; marks it sent
   payload() {
-    this.seq += 1;
-    return { text: this.text(), rev: this.rev, sid: SID, seq: this.seq };
+    const draft = this.draft;
+    draft.seq += 1;
+    draft.sent = draft.text;
+    return { text: draft.text, rev: this.rev, sid: SID, seq: draft.seq };
   }
 
   changed() {
-    drafts.set(this.id, { rev: this.rev, text: this.text() });
+    this.draft.text = this.text();
     this.schedule(DEBOUNCE_MS);
   }
 
   schedule(ms) {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.flush(), ms);
+    this.timer = setTimeout(() => this.flush(false), ms);
   }
 
-  flush() {
+  // now = false: the debounced send, which waits while the script runs
+  flush(now = true) {
     clearTimeout(this.timer);
     this.timer = null;
-    if (!this.api) return;
-    const text = this.text();
-    if (text === this.sent) return;
-    this.sent = text;
+    if (!this.api || this.draft.text === this.draft.sent) return;
+    if (!now && scriptBusy()) {
+      this.timer = setTimeout(() => this.flush(false), BUSY_POLL_MS);
+      return;
+    }
     this.api.setStateValue("value", this.payload());
   }
 
@@ -313,7 +333,6 @@ class Editor {
     if (!this.api) return;
     clearTimeout(this.timer);
     const payload = this.payload();
-    this.sent = payload.text;
     this.api.setStateValue("value", payload);
     this.api.setTriggerValue("compile", payload);
   }
@@ -328,13 +347,14 @@ class Editor {
     if (data.rev !== this.rev) {
       // Python opened another document: a fresh state (its own undo history), no error yet.
       clearTimeout(this.timer);
+      const seq = this.draft ? this.draft.seq : 0;
       this.rev = data.rev;
       this.id = data.id;
-      this.sent = data.doc;
       this.errorKey = null;
-      drafts.set(this.id, { rev: this.rev, text: data.doc });
+      drafts.set(this.id, { rev: data.rev, text: data.doc, sent: data.doc, seq });
       this.view.setState(this.newState(data.doc));
     }
+    this.frame.dataset.rev = this.rev;
     const key = JSON.stringify([data.rev, data.errorLine, data.errorMessage]);
     if (key !== this.errorKey) {
       this.errorKey = key;
