@@ -29,7 +29,7 @@ import streamlit as st
 
 BUNDLE = Path(__file__).parent / "frontend" / "build" / "editor.js"
 NAME = "triton_lens.code_editor"
-HINT = "Ctrl+Enter compile · Ctrl+F search · Tab indent"
+HINT = "Ctrl+Enter {action} · Ctrl+F search · Tab indent"
 
 
 @dataclass(frozen=True)
@@ -118,11 +118,14 @@ def compile_requested(key: str) -> bool:
 
 
 def code_editor(key: str, *, label: str = "", error_line: int | None = None, error_message: str | None = None,
-                height_px: int = 360, on_change: Callable[[], None] | None = None) -> EditorEvent:
+                height_px: int = 360, wrap: bool = False, action: str = "compile",
+                on_change: Callable[[], None] | None = None) -> EditorEvent:
     """Draw the editor for the text in st.session_state[key].
 
     error_line/error_message: a compile or syntax error of this text; its line gets a marker
     in the gutter, a tint and the message below it, and is scrolled into view.
+    wrap: wrap long lines (for large type on a projector) instead of scrolling sideways.
+    action: what Ctrl/Cmd-Enter does, for the hint in the editor's header ("compile", "check").
     on_change: called (as a widget callback, before the script runs) when typed text arrived.
     """
     text = st.session_state.get(key)
@@ -140,7 +143,7 @@ def code_editor(key: str, *, label: str = "", error_line: int | None = None, err
 
     result = _component(
         key=_component_key(key),
-        data={"id": key, "rev": doc.rev, "doc": doc.sent, "label": label, "hint": HINT, "height": height_px,
+        data={"id": key, "rev": doc.rev, "doc": doc.sent, "label": label, "hint": HINT.format(action=action), "height": height_px, "wrap": wrap,
               "errorLine": error_line, "errorMessage": error_message},
         height="content",
         on_value_change=_on_report,

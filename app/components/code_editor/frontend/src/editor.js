@@ -1,7 +1,7 @@
 // The kernel-file editor: CodeMirror 6 mounted by Streamlit's components v2.
 //
 // Python (app/components/code_editor/__init__.py) sends `data`:
-//   {id, rev, doc, label, hint, height, errorLine, errorMessage}
+//   {id, rev, doc, label, hint, height, wrap, errorLine, errorMessage}
 // `rev` names the document Python last put in the editor. A new rev replaces the text (another
 // file was opened); the same rev never does, so a rerun that arrives while the user types
 // cannot undo keystrokes. The editor sends back, as the state value "value" (debounced 300 ms,
@@ -133,7 +133,7 @@ const highlight = HighlightStyle.define([
 const chrome = EditorView.theme({
   "&": {
     height: "100%",
-    fontSize: "14px",
+    fontSize: "max(14px, 0.875rem)",
     color: "var(--st-text-color)",
     backgroundColor: "var(--st-background-color)",
   },
@@ -200,7 +200,7 @@ const chrome = EditorView.theme({
   ".tl-error-line": { backgroundColor: "color-mix(in srgb, var(--st-red-color, #dc2626) 14%, transparent)" },
   ".tl-error-message": {
     fontFamily: "var(--st-font, sans-serif)",
-    fontSize: "14px",
+    fontSize: "max(14px, 0.875rem)",
     padding: "2px 10px",
     margin: "1px 0 3px",
     borderLeft: "3px solid var(--st-red-color, #dc2626)",
@@ -218,7 +218,10 @@ class Editor {
     this.id = data.id;
     this.timer = null;
     this.errorKey = null;
-    this.height = new Compartment();
+    this.aria = new Compartment();
+    this.wrapping = new Compartment();
+    this.wrap = !!data.wrap;
+    this.label = data.label || "";
 
     this.frame = document.createElement("div");
     this.frame.className = "tl-editor";
@@ -290,9 +293,9 @@ class Editor {
           if (update.docChanged) editor.changed();
         }),
         EditorView.domEventHandlers({ blur: () => { editor.flush(); return false; } }),
-        EditorView.contentAttributes.of({ "aria-label": "Kernel file editor" }),
+        this.wrapping.of(this.wrap ? EditorView.lineWrapping : []),
+        this.aria.of(EditorView.contentAttributes.of({ "aria-label": this.label || "Code editor" })),
         chrome,
-        this.height.of([]),
       ],
     });
   }
@@ -342,6 +345,15 @@ class Editor {
     const { data } = args;
     this.api = args;
     this.title.textContent = data.label || "";
+    if (!!data.wrap !== this.wrap) {
+      this.wrap = !!data.wrap;
+      this.view.dispatch({ effects: this.wrapping.reconfigure(this.wrap ? EditorView.lineWrapping : []) });
+    }
+    if ((data.label || "") !== this.label) {
+      this.label = data.label || "";
+      this.view.dispatch({ effects: this.aria.reconfigure(
+        EditorView.contentAttributes.of({ "aria-label": this.label || "Code editor" })) });
+    }
     this.hint.textContent = data.hint || "";
     this.host.style.height = `${Math.max(120, data.height || 360)}px`;
     if (data.rev !== this.rev) {
@@ -375,7 +387,7 @@ const CSS = `
 .tl-editor { border: 1px solid var(--st-border-color, rgba(128,128,128,.35)); border-radius: var(--st-base-radius, 6px);
   overflow: hidden; background: var(--st-background-color); }
 .tl-editor-header { display: flex; gap: 12px; justify-content: space-between; align-items: baseline;
-  padding: 4px 10px; font-family: var(--st-font, sans-serif); font-size: 14px; color: var(--st-text-color);
+  padding: 4px 10px; font-family: var(--st-font, sans-serif); font-size: max(14px, 0.875rem); color: var(--st-text-color);
   background: var(--st-secondary-background-color); border-bottom: 1px solid var(--st-border-color, rgba(128,128,128,.35)); }
 .tl-editor-label { font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .tl-editor-hint { color: var(--st-gray-text-color, #6b7280); white-space: nowrap; }
