@@ -126,6 +126,18 @@ def test_typing_is_saved_and_survives_a_reload(browser, server, workspace, page)
     page.reload()
     page.locator(".tl-editor .cm-content").wait_for(timeout=60_000)
     assert editor_text(page) == VECTOR_ADD + typed
+    # keys typed just before a reload (inside the 300 ms debounce) come back and are saved
+    page.locator(".tl-editor .cm-content").click()
+    page.keyboard.press("ControlOrMeta+End")
+    page.keyboard.type("# and one more\n")
+    page.reload()
+    page.locator(".tl-editor .cm-content").wait_for(timeout=60_000)
+    assert editor_text(page) == VECTOR_ADD + typed + "# and one more\n"
+    deadline = time.time() + 30
+    while not saved.read_text().endswith("# and one more\n") and time.time() < deadline:
+        time.sleep(0.2)
+    assert saved.read_text() == VECTOR_ADD + typed + "# and one more\n"
+    _idle(page)
 
 
 def test_ctrl_enter_compiles(page):

@@ -40,6 +40,23 @@ function scriptBusy() {
   return state === "running" || state === "rerunRequested";
 }
 const BUSY_POLL_MS = 200;
+
+// Typed text also goes to the tab's sessionStorage, with the text it was typed on (`base`, the
+// last text sent before it). A reload inside the debounce loses the websocket message but not
+// this: the reloaded editor takes the stored text back when Python hands it that same base (the
+// saved file, so the newer text never arrived), and sends it.
+const storage = (() => { try { return window.sessionStorage; } catch (e) { return null; } })();
+function storeKey(id) { return `triton-lens-editor:${id}`; }
+function stored(id) {
+  try { return JSON.parse(storage.getItem(storeKey(id))); } catch (e) { return null; }
+}
+function store(id, draft) {
+  if (!storage) return;
+  try {
+    if (draft.text === draft.sent) storage.removeItem(storeKey(id));
+    else storage.setItem(storeKey(id), JSON.stringify({ base: draft.sent, text: draft.text }));
+  } catch (e) { /* full or denied: the websocket path still works */ }
+}
 // parentElement -> the live editor: the component function runs again whenever `data`
 // changes, and the same editor (its undo history, cursor, scroll) must carry on.
 const editors = new WeakMap();
@@ -245,6 +262,8 @@ class Editor {
     let draft = drafts.get(this.id);
     if (!draft || draft.rev !== data.rev) {
       draft = { rev: data.rev, text: data.doc, sent: data.doc, seq: draft ? draft.seq : 0 };
+      const kept = stored(this.id);
+      if (kept && kept.base === data.doc && typeof kept.text === "string") draft.text = kept.text;
       drafts.set(this.id, draft);
     }
     this.view = new EditorView({ state: this.newState(draft.text), parent: this.host, root: root });
@@ -307,11 +326,14 @@ class Editor {
     const draft = this.draft;
     draft.seq += 1;
     draft.sent = draft.text;
+    // the stored copy stays as it is: a message sent as the page unloads may never arrive, and
+    // the next mount tells the two cases apart by the base
     return { text: draft.text, rev: this.rev, sid: SID, seq: draft.seq };
   }
 
   changed() {
     this.draft.text = this.text();
+    store(this.id, this.draft);
     this.schedule(DEBOUNCE_MS);
   }
 
@@ -364,6 +386,7 @@ class Editor {
       this.id = data.id;
       this.errorKey = null;
       drafts.set(this.id, { rev: data.rev, text: data.doc, sent: data.doc, seq });
+      store(this.id, this.draft);
       this.view.setState(this.newState(data.doc));
     }
     this.frame.dataset.rev = this.rev;
