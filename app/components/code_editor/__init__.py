@@ -143,8 +143,8 @@ def code_editor(key: str, *, label: str = "", error_line: int | None = None, err
 
     result = _component(
         key=_component_key(key),
-        data={"id": key, "rev": doc.rev, "doc": doc.sent, "label": label, "hint": HINT.format(action=action), "height": height_px, "wrap": wrap,
-              "errorLine": error_line, "errorMessage": error_message},
+        data={"id": key, "rev": doc.rev, "doc": doc.sent, "label": label, "hint": HINT.format(action=action),
+              "height": height_px, "wrap": wrap, "errorLine": error_line, "errorMessage": error_message},
         height="content",
         on_value_change=_on_report,
         on_compile_change=_on_report,
