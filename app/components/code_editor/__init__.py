@@ -3,9 +3,11 @@ Shift-Tab indent, undo, Ctrl-F search, the error line marked with its message, C
 compiles) as a Streamlit components-v2 element.
 
 The text lives in `st.session_state[key]`, a plain session key, as a `st.text_area(key=...)`'s
-value did: code sets it with `set_text` (or by assigning it; an AppTest test does
-`at.session_state["source"] = text`), and the browser's edits arrive there before the script
-runs (debounced 300 ms while typing, at once on blur and on Ctrl/Cmd-Enter).
+value did: code opens a text with `set_text`, and the browser's edits arrive there before the
+script runs (debounced 300 ms while typing, at once on blur and on Ctrl/Cmd-Enter). A text
+assigned to the key directly counts as an edit, as if typed: the next draw sends it to the
+browser and calls `on_change` (an AppTest test edits with `at.session_state["source"] = text`,
+since AppTest cannot type into a custom component).
 
 How the two sides stay in step without losing keystrokes: Python sends the document with a
 revision id (`rev`); the browser replaces its text only when `rev` changes, i.e. when Python
@@ -126,15 +128,16 @@ def code_editor(key: str, *, label: str = "", error_line: int | None = None, err
     in the gutter, a tint and the message below it, and is scrolled into view.
     wrap: wrap long lines (for large type on a projector) instead of scrolling sideways.
     action: what Ctrl/Cmd-Enter does, for the hint in the editor's header ("compile", "check").
-    on_change: called (as a widget callback, before the script runs) when typed text arrived.
+    on_change: called when typed text arrived (as a widget callback, before the script runs),
+    or a text was assigned to the key directly (here).
     """
     text = st.session_state.get(key)
     if not isinstance(text, str):
         text = ""
         st.session_state[key] = text
     doc: _Doc | None = st.session_state.get(_doc_key(key))
-    if doc is None or text != doc.browser:
-        # first draw, or the code put another text in (set directly, not with set_text)
+    assigned = doc is not None and text != doc.browser      # set directly, not typed and not set_text
+    if doc is None or assigned:
         doc = _new_doc(key, text)
 
     def _on_report() -> None:
@@ -149,7 +152,7 @@ def code_editor(key: str, *, label: str = "", error_line: int | None = None, err
         on_value_change=_on_report,
         on_compile_change=_on_report,
     )
-    changed = flush(key)      # a report whose callback did not run (the first draw of a page)
+    changed = flush(key) or assigned      # or a report whose callback did not run (a page's first draw)
     if changed and on_change is not None:
         on_change()
     compile_report = getattr(result, "compile", None)
