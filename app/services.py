@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Callable
@@ -20,6 +21,22 @@ from inspectors.explain.insight import analyze, summarize_stage
 from inspectors.read import sass, sourcemap
 from inspectors.read.sourcemap import SourceMap
 from inspectors.store.results import ResultCache, key_of
+
+
+_finish_lock = threading.Lock()
+
+
+def finish_once(pending_key: str, request: CompileRequest, store: Callable[[], None]) -> None:
+    """Call `store` (keep the result, add it to the history) once per compile request that
+    waits in st.session_state[pending_key], however many runs compiled it: a keystroke in the
+    editor starts a new run while the previous one is still compiling (runner.fastReruns),
+    the new run compiles the same request (the result cache makes it wait for the first),
+    and both arrive here. Whichever comes first stores; the lock makes the check and the
+    store one step, so the other run then reads the stored result."""
+    with _finish_lock:
+        if st.session_state.get(pending_key) is request:
+            store()
+            st.session_state.pop(pending_key, None)
 
 
 @st.cache_resource(show_spinner=False)

@@ -37,6 +37,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from editor_helpers import fill_editor  # noqa: E402  (the kernel editor, as the browser tests type into it)
 SOURCE = (ROOT / "tests" / "snippets" / "flash_attention.py").read_text()
 VIEWPORT = {"width": 1280, "height": 720}
 DRAWN = '.tlens-panel[data-stage="{}"][data-ready="1"] .l'
@@ -135,7 +137,7 @@ def app_timings(browser) -> dict:
             page.goto(url)
             page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=120_000)
             time.sleep(5)                             # let the worker warm up, as a user reading the page would
-            page.locator(".st-key-tlens-editor textarea").first.fill(SOURCE)
+            fill_editor(page, SOURCE)                  # the kernel editor (CodeMirror), its box opened
             out = {"compile-cold": _compile(page), "compile-warm": _compile(page)}
             # the unrolled kernel (launch 2)
             runs = _runs(page)

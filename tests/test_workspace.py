@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
+from editor_helpers import editor
 from inspectors.store.history import HistoryStore, new_record
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.store.workspace import MAX_STEM, Workspace, WorkspaceError, safe_name
@@ -153,14 +154,14 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     library = (ROOT / "kernels" / "vector_add.py").read_bytes()
     app = _app()
     app.selectbox(key="picker").set_value("vector_add").run()
-    original = app.text_area(key="source").value
+    original = editor(app).value
     small = original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")
     assert small != original
-    app.text_area(key="source").input(small).run()
+    editor(app).input(small).run()
     assert (workspace_dir / "vector_add.py").read_text() == small      # saved as a copy, on edit
     app.button(key="compile").click().run()
     assert not app.exception and not app.error
-    app.text_area(key="source").input(original + "\n# back to 1024\n").run()
+    editor(app).input(original + "\n# back to 1024\n").run()
     app.button(key="compile").click().run()
     assert (workspace_dir / "vector_add.py").read_text() == original + "\n# back to 1024\n"
     assert (ROOT / "kernels" / "vector_add.py").read_bytes() == library   # the library is never written
@@ -170,7 +171,7 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     again = _app()
     assert "📄 vector_add.py" in again.selectbox(key="picker").options
     again.selectbox(key="picker").set_value("ws:vector_add.py").run()
-    assert again.text_area(key="source").value == original + "\n# back to 1024\n"
+    assert editor(again).value == original + "\n# back to 1024\n"
     again.switch_page("views/diff.py").run()
     assert not again.exception, again.exception
     assert len(again.selectbox(key="cmp-a").options) == 2
@@ -180,11 +181,11 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
 def test_compare_with_previous_button(workspace_dir):
     app = _app()
     app.selectbox(key="picker").set_value("vector_add").run()
-    original = app.text_area(key="source").value
-    app.text_area(key="source").input(original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")).run()
+    original = editor(app).value
+    editor(app).input(original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")).run()
     app.button(key="compile").click().run()
     assert app.button(key="compare-previous").disabled
-    app.text_area(key="source").input(original).run()
+    editor(app).input(original).run()
     app.button(key="compile").click().run()
     app.button(key="compare-previous").click().run()
     assert not app.exception, app.exception
