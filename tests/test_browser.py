@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, editor, require_chromium, running_app
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
 from conftest import ROOT, SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
