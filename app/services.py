@@ -2,7 +2,11 @@
 cache keyed by source + options + target + Triton version."""
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import streamlit as st
 
@@ -42,17 +46,43 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
         return e.result
 
 
-@st.cache_data(show_spinner="Disassembling the cubin…", max_entries=64)
-def _sass(cubin_b64: str) -> str:
-    return sass.disassemble_b64(cubin_b64)
+# SASS is disassembled once per cubin (nvdisasm: ~0.35 s for flash attention's 10,915 lines),
+# in a thread of its own, so that it can start before a panel asks for it: the explorer asks
+# for the launch it shows (`prefetch_sass`) once its panels are drawn. A failed job is run
+# again when asked again (nvdisasm may have been installed since).
+_SASS_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-nvdisasm")
+_SASS_JOBS: OrderedDict[str, Future] = OrderedDict()
+_SASS_LOCK = threading.Lock()
+
+
+def _sass_job(cubin_b64: str, retry: bool = True) -> Future:
+    key = hashlib.sha1(cubin_b64.encode()).hexdigest()
+    with _SASS_LOCK:
+        job = _SASS_JOBS.get(key)
+        if job is None or (retry and job.done() and job.exception() is not None):
+            job = _SASS_JOBS[key] = _SASS_POOL.submit(sass.disassemble_b64, cubin_b64)
+            while len(_SASS_JOBS) > 64:
+                _SASS_JOBS.popitem(last=False)
+        _SASS_JOBS.move_to_end(key)
+    return job
+
+
+def prefetch_sass(kernel: KernelResult) -> None:
+    """Start disassembling this launch's cubin now (a SASS panel opened later finds it done)."""
+    if kernel.cubin and "sass" not in kernel.stages:
+        _sass_job(kernel.cubin, retry=False)
 
 
 def stage_text(kernel: KernelResult, stage: str) -> str:
-    """The text of one stage; SASS is disassembled the first time a panel shows it."""
+    """The text of one stage; SASS is disassembled on first demand (or prefetched)."""
     if stage in kernel.stages:
         return kernel.stages[stage]
     if stage == "sass" and kernel.cubin:
-        return _sass(kernel.cubin)
+        job = _sass_job(kernel.cubin)
+        if job.done():
+            return job.result()
+        with st.spinner("Disassembling the cubin…"):
+            return job.result()
     raise KeyError(f"{kernel.name} has no {stage} stage")
 
 

@@ -414,6 +414,7 @@ else:
         format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}",
         label_visibility="collapsed" if present_bar else "visible")
     panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py)
+    services.prefetch_sass(kernel)          # a SASS panel added later opens without waiting for nvdisasm
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines)
