@@ -136,6 +136,11 @@ def tokenize(stage_name: str, text: str, n_lines: int) -> Tokens:
     if fast is not None:
         lines = split_lines(text)
         return _tokenize_lines(*fast, (lines + [""] * n_lines)[:n_lines])
+    return _tokenize_stream(lexer, text, n_lines)
+
+
+def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
+    """Any lexer: its tokens over the whole text, cut at newlines."""
     codes: dict[str, str] = {"": "A"}          # css class -> code letter
     names: list[str] = [""]                     # code letter index -> css class
     by_type: dict = {}                          # token type -> code letter
