@@ -10,8 +10,8 @@ page's clock, from just before the click:
   compile-warm   Compile again, unchanged (result cache): -> the run over (the panels are
                  sent again as cached-message references: nothing to decode or draw)
   sass-add       the unrolled launch (2) picked, and as soon as its run ends a SASS panel
-                 (10,915 lines) added: pick -> its lines drawn (the rest of nvdisasm, which
-                 starts when a launch is shown, source map, payload, transfer, gunzip, draw)
+                 (10,915 lines) added: pick -> its lines drawn (nvdisasm on demand, source
+                 map, payload, transfer, gunzip, draw)
 Reruns that change no panel, each: bytes the browser received over the websocket during the
 rerun, and how many panel payloads it decoded (0 = nothing re-sent, nothing redrawn):
   rerun-click    a click on a PTX line (follows its Python line, then reruns to keep the URL)
@@ -40,6 +40,8 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from editor_helpers import fill_editor  # noqa: E402  (the kernel editor, as the browser tests type into it)
 SOURCE = (ROOT / "tests" / "snippets" / "flash_attention.py").read_text()
 VIEWPORT = {"width": 1280, "height": 720}
 DRAWN = '.tlens-panel[data-stage="{}"][data-ready="1"] .l'
@@ -160,7 +162,7 @@ def app_timings(browser) -> dict:
             page.goto(url)
             page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=120_000)
             time.sleep(5)                             # let the worker warm up, as a user reading the page would
-            page.locator(".st-key-tlens-editor textarea").first.fill(SOURCE)
+            fill_editor(page, SOURCE)                  # the kernel editor (CodeMirror), its box opened
             out = {"compile-cold": _compile(page), "compile-warm": _compile(page)}
             # two panels (Python out), then the unrolled kernel (launch 2), then SASS added at once
             runs = _runs(page)

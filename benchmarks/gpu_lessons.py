@@ -44,6 +44,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+try:
+    import torch   # the functions torch.compile traces use the module global (no import inside them)
+except ImportError:  # main() says what is missing
+    torch = None
+
 OUT_NAME = "gpu_lessons.json"
 FUSION_SHAPES = {"bias_relu": ((262144, 1024), (1024,)), "gelu": ((2**28,),)}
 ADD_MUL_BATCHES = (4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144)     # the talk's batch sizes
@@ -207,7 +212,6 @@ def ceilings_section() -> dict:
 
 def bias_relu_torch(x, bias):
     """bias-add + ReLU as separate torch ops (inspectors/compile/inductor.py's example)."""
-    import torch
     return torch.relu(x + bias)
 
 
@@ -506,9 +510,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget-s", type=float, default=540, help="the ncu section stops at this many seconds in")
     ap.add_argument("--ncu-launch", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    try:
-        import torch
-    except ImportError:
+    if torch is None:
         print("benchmarks/gpu_lessons.py needs torch (with CUDA) and triton", file=sys.stderr)
         return 2
     if not torch.cuda.is_available():

@@ -33,7 +33,7 @@ print(f"triton: {triton.__version__}")
 print(f"python: {platform.python_version()}")
 PYEOF
   echo "commit: $commit"
-  echo "command: $PY -m pytest -q -p no:cacheprovider -rs (the whole suite; browser tests skip without Chromium)"
+  echo "command: $PY -m pytest -q -p no:cacheprovider -rs --durations=12 (the whole suite; browser tests skip without Chromium)"
   echo
 } > "$REPORT" 2>&1
 
@@ -41,7 +41,7 @@ PYEOF
 $PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing.v1 import AppTest" >>"$REPORT" 2>&1 \
   || { echo "the carried wheels do not import (see above)" | tee -a "$REPORT"; exit 1; }
 
-# 540 s: the device tool's command limit is 600 s, and the report must come back
+# 560 s: the device tool's command limit is 600 s, and the report must come back
 # (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/test_layering.py)
-timeout 540 $PY -m pytest -q -p no:cacheprovider -rs ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
+timeout 560 $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
 exit "${PIPESTATUS[0]}"

@@ -4,6 +4,7 @@ from streamlit.testing.v1 import AppTest
 
 from apptest_panels import kinds, page_state, panels, selected, text
 from conftest import ROOT, SNIPPETS
+from editor_helpers import editor
 
 APP = str(ROOT / "app" / "main.py")
 
@@ -39,19 +40,21 @@ def test_choosing_stages_and_launches(at):
 
 def test_syntax_error_keeps_text_and_names_line(at):
     broken = (SNIPPETS / "syntax_error.py").read_text()
-    at.text_area(key="source").input(broken).run()
+    editor(at).input(broken).run()
     at.button(key="compile").click().run()
     assert not at.exception
     assert at.error and "line 7" in at.error[0].value and "syntax" in at.error[0].value
-    assert at.text_area(key="source").value == broken
+    assert editor(at).value == broken
+    sent = editor(at).data()                      # the editor marks the line, with the message
+    assert sent["doc"] == broken and sent["errorLine"] == 7 and "syntax" in sent["errorMessage"]
 
 
 def test_drafts_survive_switching_kernels(at):
-    edited = at.text_area(key="source").value
+    edited = editor(at).value
     at.selectbox(key="picker").set_value("softmax").run()
-    assert "softmax" in at.text_area(key="source").value
+    assert "softmax" in editor(at).value
     at.selectbox(key="picker").set_value("vector_add").run()
-    assert at.text_area(key="source").value == edited
+    assert editor(at).value == edited
 
 
 def test_hip_target_offers_amdgcn():
@@ -70,11 +73,11 @@ def test_hip_target_offers_amdgcn():
 def test_follow_python_line_highlights_ptx(at):
     """The keyboard path of the source map: pick a Python line, its PTX lines are marked."""
     at.selectbox(key="picker").set_value("vector_add").run()
-    at.text_area(key="source").input((ROOT / "kernels" / "vector_add.py").read_text()).run()
+    editor(at).input((ROOT / "kernels" / "vector_add.py").read_text()).run()
     at.button(key="compile").click().run()
     at.selectbox(key="launch").set_value(0).run()
     at.multiselect(key="stages-cuda").set_value(["source", "ttgir", "ptx"]).run()
-    source = at.text_area(key="source").value.splitlines()
+    source = editor(at).value.splitlines()
     load_line = next(i for i, l in enumerate(source, 1) if "x = tl.load(" in l)
     at.selectbox(key="follow").set_value(load_line).run()
     assert page_state(at)["follow"] == load_line                 # every panel marks the lines of it

@@ -10,6 +10,7 @@ import pytest
 
 from browser import CHROMIUM, SHOTS, require_chromium, running_app
 from conftest import SNIPPETS
+from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
@@ -155,12 +156,10 @@ def _no_clipping(page):
 
 
 def _solve(page, lesson: str, step: int, label: str, edit):
-    """Edit the exercise's kernel in the text area, press Check, wait for the verdict."""
-    box = page.get_by_label(label)
-    box.fill(edit(box.input_value()))
-    box.press("Control+Enter")
-    _settled(page)
-    page.get_by_role("button", name="Check").click()
+    """Edit the exercise's kernel in its code editor, then Ctrl-Enter (= Check), wait for the verdict."""
+    expect(page.get_by_label(label)).to_be_visible()
+    fill_editor(page, edit(editor_text(page)))
+    page.keyboard.press("Control+Enter")
     expect(page.get_by_text("Goal reached.")).to_be_visible(timeout=300_000)
     _drawn(page, lesson, step)
 

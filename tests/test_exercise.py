@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT, SNIPPETS
+from editor_helpers import editor
 from inspectors.base.result import CompileRequest
 from inspectors.explain import exercise
 from inspectors.read.lessonfile import Check
@@ -75,15 +76,16 @@ def test_the_page_checks_an_edit_and_keeps_it():
     step, _ = _exercise("fusion")
     at = _page(step)
     key = f"ex_src_fusion_{step}"
-    assert at.text_area(key=key).value == STARTER.read_text()
+    assert editor(at, key).value == STARTER.read_text()
     at.button(key=f"ex_check_fusion_{step}").click().run()
     assert "Not yet." in at.warning[0].value and "**not met** · one kernel — this compile: 2" in at.warning[0].value
-    at.text_area(key=key).set_value((SNIPPETS / "lesson_fused_v4.py").read_text()).run()
+    editor(at, key).input((SNIPPETS / "lesson_fused_v4.py").read_text()).run()
     at.button(key=f"ex_check_fusion_{step}").click().run()
     assert "Goal reached." in at.success[0].value and "**met** · every global load is v4 or wider — this compile: 4" in at.success[0].value
-    at.text_area(key=key).set_value("def broken(:\n").run()
+    editor(at, key).input("def broken(:\n").run()
     at.button(key=f"ex_check_fusion_{step}").click().run()
     assert "did not compile" in at.error[0].value and "line 1" in at.error[0].value
-    assert at.text_area(key=key).value == "def broken(:\n"                 # nothing typed is lost
+    assert editor(at, key).value == "def broken(:\n"                 # nothing typed is lost
+    assert editor(at, key).data()["errorLine"] == 1                  # and its editor marks the line
     at.button(key=f"ex_reset_fusion_{step}").click().run()
-    assert at.text_area(key=key).value == STARTER.read_text()
+    assert editor(at, key).value == STARTER.read_text()

@@ -175,6 +175,35 @@ def test_zip_holds_the_stages_made_and_the_error(broken_engine):
     assert "**Stage sass failed**" in report and result.error.command in report
 
 
+# Triton 3.6.0's PTXASError on the flash-attention snippet (UNROLL=8), and 3.9.0's on a PTX
+# newer than its ptxas (exit 255)
+PTXAS_SEGV = """PTXAS error: `ptxas` failed with error code -11
+`ptxas` stderr:
+
+Repro command: /v/bin/ptxas -lineinfo -v --gpu-name=sm_90a /tmp/tmpsf9ldot0.ptx -o /tmp/tmpsf9ldot0.ptx.o
+"""
+PTXAS_255 = """PTXAS error: Internal Triton PTX codegen error
+`ptxas` stderr:
+ptxas /tmp/tmpw3kksd_n.ptx, line 5; fatal   : Unsupported .version 9.4; current version is '9.1'
+ptxas fatal   : Ptx assembly aborted due to errors
+
+Repro command: /v/bin/ptxas -lineinfo -v --regAllocOptLevel=2 --gpu-name=sm_90a /tmp/tmpw3kksd_n.ptx -o /tmp/tmpw3kksd_n.ptx.o
+"""
+
+
+def test_parse_ptxas_error_inline():
+    from inspectors.read.toolfail import parse_ptxas_error
+    segv = parse_ptxas_error(PTXAS_SEGV)
+    assert (segv.returncode, segv.signal, segv.crashed, segv.stderr) == (-11, "SIGSEGV", True, "")
+    assert segv.ptx_path == "/tmp/tmpsf9ldot0.ptx" and segv.command.startswith("/v/bin/ptxas -lineinfo -v ")
+    assert segv.message().startswith("ptxas crashed (SIGSEGV)")
+    err = parse_ptxas_error(PTXAS_255)
+    assert (err.returncode, err.signal, err.crashed) == (255, None, False)
+    assert err.stderr.splitlines()[0].endswith("current version is '9.1'")
+    assert err.message().startswith("ptxas failed (exit status 255)") and "Unsupported .version 9.4" in err.message()
+    assert parse_ptxas_error("LLVM ERROR: out of memory") is None
+
+
 def test_nvdisasm_failure_names_the_command():
     if nvidia_tool("nvdisasm") is None:
         pytest.skip("this triton wheel has no nvdisasm")

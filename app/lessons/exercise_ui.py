@@ -8,6 +8,7 @@ import hashlib
 import streamlit as st
 
 from app import services
+from app.components import code_editor
 from app.lessons.common import Ctx, StepFailed, kernel_file, settings
 from inspectors.base.result import CompileRequest
 from inspectors.explain import exercise
@@ -26,25 +27,31 @@ def draw(ctx: Ctx, ex: Exercise) -> None:
         return
     src_key, result_key = _key(ctx, "src"), _key(ctx, "result")
     if src_key not in st.session_state:
-        st.session_state[src_key] = starter
+        code_editor.set_text(src_key, starter)
     st.markdown(f"#### Exercise: {ex.goal}")
     st.caption("Checked from the compiled kernel for " + ex.target.replace("cuda:", "sm_") + ": "
                + "; ".join(c.describe() for c in ex.checks) + (f". Hint: {ex.hint}" if ex.hint else ""))
-    st.text_area(f"{filename} — edit it, then press Check", key=src_key, height=360)
+    editor_box = st.container()         # drawn after the check, so that it marks the line of its error
     check_col, reset_col, _ = st.columns([1, 1, 4])
-    if check_col.button("Check", key=_key(ctx, "check"), type="primary", width="stretch"):
+    if (check_col.button("Check", key=_key(ctx, "check"), type="primary", width="stretch")
+            or code_editor.compile_requested(src_key)):                       # Ctrl/Cmd-Enter in the editor
         st.session_state[result_key] = _check(filename, st.session_state[src_key], ex)
     reset_col.button("Start over", key=_key(ctx, "reset"), width="stretch", on_click=_reset,
                      args=(src_key, result_key, starter))
     shown = st.session_state.get(result_key)
+    failed = shown if shown and "error" in shown else {}
+    with editor_box:
+        code_editor.code_editor(src_key, label=f"{filename} — edit it, then press Check", height_px=360,
+                                wrap=True, action="check",                  # large type on a projector
+                                error_line=failed.get("line"), error_message=failed.get("error"))
     if shown:
         _draw_result(shown, st.session_state[src_key])
 
 
 def _reset(src_key: str, result_key: str, starter: str) -> None:
-    """A callback: it runs before the text area is drawn, the only time its value may be set."""
+    """A callback: it runs before the page is drawn."""
     st.session_state.pop(result_key, None)
-    st.session_state[src_key] = starter
+    code_editor.set_text(src_key, starter)
 
 
 def _digest(text: str) -> str:
@@ -56,7 +63,8 @@ def _check(filename: str, source: str, ex: Exercise) -> dict:
         result = services.compile_kernel(CompileRequest(source=source, filename=filename, target=ex.target, sass=False),
                                          float(settings.compile_timeout_s))
     if not result.ok:
-        return {"digest": _digest(source), "error": result.error.headline(), "detail": result.error.detail}
+        return {"digest": _digest(source), "error": result.error.headline(), "detail": result.error.detail,
+                "line": result.error.line}
     values = exercise.metrics(result.kernels, ex.function)
     if not values:
         return {"digest": _digest(source), "error": f"no kernel named {ex.function!r} was compiled "

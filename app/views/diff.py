@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import diffview, panels, services, session
+from inspectors.read.sass import SassError
 from inspectors.explain import diff
 from inspectors.store import history
 from inspectors.base import stages
@@ -192,7 +193,12 @@ def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
                       help="Register and SSA value numbers (%r12 → %r14, %offs_3), .loc lines and #loc ids, "
                            "label numbers, hashes and SASS addresses do not count as changes.")
     all_lines = c3.toggle("Show all lines", value=False, key="cmp-all")
-    ta, tb = services.stage_text(ka, stage), services.stage_text(kb, stage)
+    try:
+        ta, tb = services.stage_text(ka, stage), services.stage_text(kb, stage)
+    except SassError as e:                  # nvdisasm failed on one cubin: say so, keep the page
+        st.error(e.message)
+        st.code(e.command, language="bash")
+        return
     label = lambda side, rec: f"{side} · {rec.info.label()}"
     legend, body, summary = _diff_html(stage, ta, tb, noise, None if all_lines else 3,
                                        label("A", rec_a), label("B", rec_b))

@@ -20,6 +20,7 @@ import time
 import streamlit as st
 
 from app import panels, present, services, session, urlstate
+from app.components import code_editor
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -83,6 +84,7 @@ def _say(message: str, kind: str = "info") -> None:
 def _save_current() -> None:
     """The editor's text to its file. A library kernel is never written: its first edit
     becomes a workspace copy."""
+    code_editor.flush("source")        # keystrokes that arrived with this run, into the file they belong to
     entry, text = st.session_state.get("editing"), st.session_state.get("source")
     if not entry or text is None or entry == NEW_KERNEL:
         return
@@ -104,11 +106,11 @@ def _open(entry: str, set_picker: bool = True) -> None:
         st.session_state["picker"] = entry
     st.session_state["editing"] = entry
     try:
-        st.session_state["source"] = _text_of(entry)
+        code_editor.set_text("source", _text_of(entry))
     except (WorkspaceError, OSError) as e:
         _say(str(e), "error")
-        st.session_state["source"] = ""
-    for key in ("result", "current_record"):
+        code_editor.set_text("source", "")
+    for key in ("result", "current_record", "compile_request"):
         st.session_state.pop(key, None)
 
 
@@ -277,9 +279,12 @@ message = st.session_state.pop("ws_message", None)
 if message:
     getattr(st, message[0])(message[1])
 
+compile_clicked = compile_clicked or code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
+
 # The editor's box: an expander (one line when folded) that presentation mode hides. It folds
 # on the first compile of each kernel and opens again if that compile fails; after that it
-# stays as the user leaves it. The editor section below is drawn into it as it is.
+# stays as the user leaves it. The editor itself is drawn into it after the compile below, so
+# that it marks the line of this compile's error.
 if st.session_state.pop("_editor_reopen", False):
     st.session_state["tlens-editor"] = True
 elif (compile_clicked or (pending is not None and pending.run)) and \
@@ -288,13 +293,8 @@ elif (compile_clicked or (pending is not None and pending.run)) and \
     st.session_state["tlens-editor"] = False
 st.session_state.setdefault("tlens-editor", True)
 _editor_box = st.expander(f"✎ Kernel file · {_filename()}", key="tlens-editor", on_change="rerun")
-_editor_box.__enter__()
-
-# ---- editor -----------------------------------------------------------------------------------
-st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300,
-             on_change=_on_edit)
-
-_editor_box.__exit__(None, None, None)
+with _editor_box:
+    editor_box = st.container()
 
 
 # ---- compile ----------------------------------------------------------------------------------
@@ -319,18 +319,35 @@ def _request() -> CompileRequest | None:
 
 if compile_clicked or (pending is not None and pending.run):
     _save_current()
-    request = _request()
-    if request is not None:
-        # a spinner, gone when done: the panels take its place (a failure says so below)
-        with st.spinner(f"Compiling for {targets.parse(request.target).label}…"):
+    st.session_state["compile_request"] = _request()
+# The request waits in the session until its result is stored: a keystroke in the editor starts
+# a new run and stops this one at its next st call, and a Compile click is not replayed.
+request = st.session_state.get("compile_request")
+if request is not None:
+    # a spinner, gone when done: the panels take its place (a failure says so below)
+    with st.spinner(f"Compiling for {targets.parse(request.target).label}…"):
+        try:
             result = services.compile_kernel(request, float(st.session_state["timeout"]))
+        except Exception:
+            st.session_state.pop("compile_request", None)
+            raise
+
+    def _store(request=request, result=result):
         st.session_state["result"] = result
         st.session_state["result_request"] = request
         info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
         st.session_state["current_record"] = info.id if info else None
-        if not result.ok and not result.partial and not st.session_state.get("tlens-editor") and not present.on():
-            st.session_state["_editor_reopen"] = True          # show the editor with the error
-            st.rerun()
+    services.finish_once("compile_request", request, _store)
+    if not result.ok and not result.partial and not st.session_state.get("tlens-editor") and not present.on():
+        st.session_state["_editor_reopen"] = True          # show the editor with the error
+        st.rerun()
+
+with editor_box:
+    failed = st.session_state.get("result")
+    error = failed.error if failed is not None and not failed.ok else None
+    code_editor.code_editor("source", label="Python: @triton.jit kernels, a launcher and example()",
+                            error_line=error.line if error else None,
+                            error_message=error.headline() if error else None, height_px=340, on_change=_on_edit)
 
 
 # ---- results ----------------------------------------------------------------------------------
@@ -414,7 +431,6 @@ else:
         format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}",
         label_visibility="collapsed" if present_bar else "visible")
     panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py)
-    services.prefetch_sass(kernel)          # a SASS panel added later opens without waiting for nvdisasm
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines)

@@ -1,10 +1,11 @@
-"""What a compile job left on disk, read back when its worker died mid-compile.
+"""What a compile job leaves on disk as it goes, read back when its worker died mid-compile.
 
-The worker writes, per launch, `launch-N/kernel.json` (name, target, options, args, label,
-the source) before compiling it, then each of Triton's stages as it is made
-(`launch-N/stage.ttir`, `stage.ttgir`, ...; `stage.cubin` in binary) and, while a stage runs,
-`launch-N/running` holding its name (`triton_shim.compile_launch(journal=...)`). An LLVM
-abort while making LLVM IR leaves `stage.ttir`, `stage.ttgir` and `running` = `llir`:
+Per launch, the worker writes `launch-N/kernel.json` (name, target, options, args, label, the
+source) before compiling it (`begin`); then each of Triton's stages as it is made
+(`launch-N/stage.ttir`, `stage.ttgir`, ...; `stage.cubin` in binary: `made`) and, while a
+stage runs, `launch-N/running` holding its name (`running`; both from the shim's stage
+recorder). An LLVM abort while making LLVM IR leaves `stage.ttir`, `stage.ttgir` and
+`running` = `llir`:
 
     kernels, stage = recover(job_dir)     # (KernelResult per launch, "llir")
 """
@@ -17,6 +18,29 @@ from pathlib import Path
 from inspectors.base import stages as stage_table
 from inspectors.base.result import ArgSpec, KernelResult
 from inspectors.base.targets import parse as parse_target
+
+
+def begin(job_dir: Path, index: int, kernel: KernelResult) -> Path:
+    """The folder of launch `index`, with the launch described (its stages come later)."""
+    folder = job_dir / f"launch-{index}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "kernel.json").write_text(json.dumps({
+        "name": kernel.name, "target": kernel.target, "options": kernel.options,
+        "args": [a.__dict__ for a in kernel.args], "launch": kernel.launch, "label": kernel.label,
+        "source": kernel.stages.get("source", "")}))
+    return folder
+
+
+def running(folder: Path, stage: str | None) -> None:
+    """Triton's stage `stage` starts (None: no stage runs any more)."""
+    if stage is None:
+        (folder / "running").unlink(missing_ok=True)
+    else:
+        (folder / "running").write_text(stage)
+
+
+def made(folder: Path, stage: str, output: str | bytes) -> None:
+    (folder / f"stage.{stage}").write_bytes(output if isinstance(output, bytes) else output.encode())
 
 
 def recover(job_dir: Path) -> tuple[tuple[KernelResult, ...], str | None]:

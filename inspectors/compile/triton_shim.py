@@ -40,8 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +55,8 @@ from triton.runtime.jit import JITFunction
 from inspectors.base import tritonver
 from inspectors.base.result import ArgSpec
 from inspectors.base.targets import Target
+from inspectors.compile import journal
+from inspectors.read.toolfail import PtxasFailure, parse_ptxas_error
 
 
 @dataclass
@@ -206,7 +206,8 @@ class StageFailure(Exception):
 
 @dataclass
 class _StageRecorder:
-    """Wraps each stage function Triton's backend registered, keeping its output.
+    """Wraps each stage function Triton's backend registered, keeping its output (and
+    writing it to the `journal` folder, if any, as it is made).
 
     Installed as `knobs.runtime.add_stages_inspection_hook` for one `triton.compile`:
     3.6-3.9 call it as `hook(backend, stages, options, language, capability)` at the end
@@ -228,28 +229,27 @@ class _StageRecorder:
         def run(src, metadata):
             self.running = name
             if self.journal is not None:
-                (self.journal / "running").write_text(name)
+                journal.running(self.journal, name)
             out = fn(src, metadata)
             self.made[name] = out if isinstance(out, bytes) else str(out)
             if self.journal is not None:
-                data = out if isinstance(out, bytes) else str(out).encode()
-                (self.journal / f"stage.{name}").write_bytes(data)
+                journal.made(self.journal, name, self.made[name])
             self.running = None
             return out
         return run
 
 
-def compile_launch(launch: Launch, target: GPUTarget, journal: Path | None = None, repro_dir: Path | None = None):
+def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None = None,
+                   repro_dir: Path | None = None):
     """The same call `JITFunction._do_compile` makes. Returns Triton's CompiledKernel;
     raises StageFailure when a stage after the Python front end fails (with the stages
     made before it), and the front end's own errors (CompilationError) as they are.
-    `journal`: a folder where each stage is written as it is made (and `running` names
-    the stage in progress), read by the engine if the process dies mid-compile."""
+    `journal_dir`: a folder where each stage is written as it is made, and the stage in
+    progress named (inspectors.compile.journal), read by the engine if the process dies
+    mid-compile."""
     src = ASTSource(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
-    if journal is not None:
-        journal.mkdir(parents=True, exist_ok=True)
-    recorder = _StageRecorder(journal)
+    recorder = _StageRecorder(journal_dir)
     saved = knobs.runtime.add_stages_inspection_hook
     knobs.runtime.add_stages_inspection_hook = recorder
     try:
@@ -261,55 +261,24 @@ def compile_launch(launch: Launch, target: GPUTarget, journal: Path | None = Non
         raise StageFailure(recorder.running, dict(recorder.made), message, command, e) from e
     finally:
         knobs.runtime.add_stages_inspection_hook = saved
-        if journal is not None:
-            (journal / "running").unlink(missing_ok=True)
-
-
-# Triton's PTXASError (3.6-3.9), e.g.
-#   PTXAS error: `ptxas` failed with error code -11
-#   `ptxas` stderr:
-#   Repro command: /…/bin/ptxas -lineinfo -v --gpu-name=sm_90a /tmp/tmpsf9ldot0.ptx -o /tmp/tmpsf9ldot0.ptx.o
-_PTXAS_CODE_RE = re.compile(r"error code (-?\d+)")
-_REPRO_RE = re.compile(r"^Repro command: (?P<cmd>.+)$", re.M)
+        if journal_dir is not None:
+            journal.running(journal_dir, None)
 
 
 def _describe_failure(stage: str, exc: BaseException, made: dict, repro_dir: Path | None) -> tuple[str, str]:
-    """A one-paragraph message and the command that reproduces it (or "")."""
+    """A message and the command that reproduces it (or "")."""
     text = str(exc).strip()
-    if stage != "cubin" or "ptxas" not in text.lower():
+    failure = parse_ptxas_error(text) if stage == "cubin" else None
+    if failure is None:
         return f"{type(exc).__name__} while making {stage}: {text[:2000]}", ""
-    code = _PTXAS_CODE_RE.search(text)
-    rc = int(code.group(1)) if code else None
-    if rc is None and "Internal Triton PTX codegen error" in text:      # Triton's words for exit 255
-        rc = 255
-    elif rc is None and "raised SIGSEGV" in text:                        # ... and for 128 + SIGSEGV
-        rc = -11
-    if rc is not None and (rc < 0 or 128 < rc < 255):
-        import signal
-        num = -rc if rc < 0 else rc - 128
-        try:
-            sig = signal.Signals(num).name
-        except ValueError:
-            sig = f"signal {num}"
-        head = (f"ptxas crashed ({sig}) turning this kernel's PTX into a cubin: a crash is a bug in "
-                "ptxas (it should report an error, not die). The stages up to PTX are complete; "
-                "the command below reproduces the crash outside Triton.")
-    else:
-        head = f"ptxas failed (exit status {rc}) on this kernel's PTX."
-    stderr = text.split("`ptxas` stderr:", 1)[1].split("Repro command:", 1)[0].strip() if "`ptxas` stderr:" in text else ""
-    message = head + (f"\nptxas said:\n{stderr[-3000:]}" if stderr else "")
-    return message, _repro_command(text, made.get("ptx"), repro_dir)
+    return failure.message(), _repro_command(failure, made.get("ptx"), repro_dir)
 
 
-def _repro_command(text: str, ptx: str | None, repro_dir: Path | None) -> str:
+def _repro_command(failure: PtxasFailure, ptx: str | None, repro_dir: Path | None) -> str:
     """Triton's own repro command, with its temporary PTX file (left in /tmp by Triton
     3.6-3.9 when ptxas fails) moved to `repro_dir` under a name of its content."""
-    m = _REPRO_RE.search(text)
-    if not m:
-        return ""
-    cmd = m.group("cmd").strip()
-    tmp = next((w for w in cmd.split() if w.endswith(".ptx")), None)
-    if tmp is None or ptx is None or repro_dir is None:
+    cmd, tmp = failure.command, failure.ptx_path
+    if not cmd or tmp is None or ptx is None or repro_dir is None:
         return cmd
     repro_dir.mkdir(parents=True, exist_ok=True)
     kept = repro_dir / f"{hashlib.sha256(ptx.encode()).hexdigest()[:16]}.ptx"

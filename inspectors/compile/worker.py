@@ -28,6 +28,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
+from inspectors.compile import journal
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
 
@@ -251,17 +252,14 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     filename = path.name
     t0 = time.perf_counter()
     before = output_path.stat().st_size if output_path.exists() else 0
-    journal = output_path.parent / f"launch-{index}"
-    journal.mkdir(parents=True, exist_ok=True)
     name, label = launch.fn.__name__, launch.label or launch.fn.__name__
     options = {k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None}
     args = shim.arg_specs(launch)
-    (journal / "kernel.json").write_text(json.dumps({
-        "name": name, "target": target.key, "options": options, "args": [a.__dict__ for a in args],
-        "launch": index, "label": label, "source": req.source}))
+    folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args,
+                                                                   {"source": req.source}, index, label))
     try:
         with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else nullcontext():
-            compiled = shim.compile_launch(launch, gtarget, journal=journal, repro_dir=_repro_dir())
+            compiled = shim.compile_launch(launch, gtarget, journal_dir=folder, repro_dir=_repro_dir())
     except shim.StageFailure as e:
         return _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0), None
     except BaseException as e:  # noqa: BLE001
