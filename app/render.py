@@ -77,9 +77,10 @@ class _LineFormatter(HtmlFormatter):
 
 
 def line_classes(stage: str, text: str, query: str = "", error_line: int | None = None,
-                 selected: frozenset[int] = frozenset()) -> dict[int, str]:
+                 selected: frozenset[int] = frozenset(), ops: tuple | None = None) -> dict[int, str]:
+    """`ops`: the text's memory operations, when the caller has them already."""
     classes: dict[int, set[str]] = {n: {"sel"} for n in selected}
-    for op in memops.memops_for(stage, text):
+    for op in memops.memops_for(stage, text) if ops is None else ops:
         if op.space == "global":
             classes.setdefault(op.line, set()).add("mem-vec" if op.vectorized else "mem-scalar")
         elif op.space == "shared":
@@ -95,14 +96,15 @@ def line_classes(stage: str, text: str, query: str = "", error_line: int | None 
     return {n: " ".join(sorted(c)) for n, c in classes.items()}
 
 
-def summarize(stage: str, text: str, classes: dict[int, str]) -> PanelSummary:
-    ops = [o for o in memops.memops_for(stage, text) if o.space == "global"]
+def summarize(stage: str, text: str, classes: dict[int, str], ops: tuple | None = None) -> PanelSummary:
+    all_ops = memops.memops_for(stage, text) if ops is None else ops
+    ops = [o for o in all_ops if o.space == "global"]
     widest = max(ops, key=lambda o: o.bytes, default=None)
     return PanelSummary(
         lines=text.count("\n") + (0 if text.endswith("\n") else 1),
         vector_ops=sum(o.vectorized for o in ops),
         scalar_ops=sum(not o.vectorized for o in ops),
-        shared_ops=sum(o.space == "shared" for o in memops.memops_for(stage, text)),
+        shared_ops=sum(o.space == "shared" for o in all_ops),
         widest=f"v{widest.vector} × {widest.bits}-bit" if widest else "",
         hits=sum("hit" in c for c in classes.values()),
     )

@@ -61,6 +61,20 @@ def test_one_regex_lexes_as_pygments_does(stage, alias):
     assert any(t is Keyword for t, _ in ours) and any(t in Name for t, _ in ours)
 
 
+@pytest.mark.parametrize("stage,alias", [("sass", "sass"), ("ttgir", "mlir")])
+def test_line_by_line_lexing_gives_the_same_runs(stage, alias):
+    text = KERNEL["stages"][stage]
+    lexer, n = lexer_for(alias), len(payload.split_lines(text))
+    by_line = payload._tokenize_lines(*payload._one_regex(lexer), payload.split_lines(text))
+    whole = payload._tokenize_stream(lexer, text, n)
+
+    def pieces(toks):
+        data = {"lines": payload.split_lines(text), "tokens": list(toks.lines), "classes": list(toks.classes)}
+        return [payload.runs(data, i) for i in range(1, n + 1)]
+
+    assert pieces(by_line) == pieces(whole)
+
+
 def test_sass_kinds_match_the_legend():
     text = KERNEL["stages"]["sass"]
     data = payload.build("sass", text, "f")

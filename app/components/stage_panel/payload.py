@@ -23,6 +23,7 @@ from pygments.token import Punctuation, Text, Whitespace, _TokenType
 
 from app import render
 from inspectors.base import stages
+from inspectors.read import memops
 from inspectors.read.lexers import lexer_for
 
 MAGIC = b"TLP1"
@@ -88,10 +89,58 @@ def _tokens(lexer, text: str):
         yield Text, text[pos:]
 
 
+def _tokenize_lines(rx: re.Pattern, types: list, lines: list[str]) -> Tokens:
+    r"""The one-regex lexers line by line: none of their rules spans a line break (`\s+`
+    aside, which only joins blank space), so each line lexes alone, with less Python per
+    token than the general loop below."""
+    codes: dict[str, str] = {"": "A"}
+    names: list[str] = [""]
+    by_group: dict[str, str] = {}
+    for i, ttype in enumerate(types):
+        cls = _css_class(ttype)
+        if cls not in codes:
+            codes[cls] = CODES[len(names)] if len(names) < len(CODES) else "A"
+            if codes[cls] != "A":
+                names.append(cls)
+        by_group[f"r{i}"] = codes[cls]
+    out = []
+    for line in lines:
+        runs, cur, n, pos = [], "A", 0, 0
+        for m in rx.finditer(line):
+            start, end = m.span()
+            code = by_group[m.lastgroup]
+            if start != pos:                        # nothing matched here: plain, as pygments' Error
+                if cur == "A":
+                    n += start - pos
+                else:
+                    runs.append(f"{cur}{n}")
+                    cur, n = "A", start - pos
+            if code == cur:
+                n += end - start
+            else:
+                if n:
+                    runs.append(f"{cur}{n}")
+                cur, n = code, end - start
+            pos = end
+        if n and cur != "A":
+            runs.append(f"{cur}{n}")
+        out.append("".join(runs))
+    return Tokens(tuple(names), tuple(out))
+
+
 def tokenize(stage_name: str, text: str, n_lines: int) -> Tokens:
     """Run the stage's lexer once over the whole text (multi-line strings and comments lex
     right) and cut its tokens at newlines into per-line run strings."""
     lexer = lexer_for(stages.get(stage_name).lexer)
+    fast = _one_regex(lexer)
+    if fast is not None:
+        lines = split_lines(text)
+        return _tokenize_lines(*fast, (lines + [""] * n_lines)[:n_lines])
+    return _tokenize_stream(lexer, text, n_lines)
+
+
+def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
+    """Any lexer: its tokens over the whole text, cut at newlines."""
     codes: dict[str, str] = {"": "A"}          # css class -> code letter
     names: list[str] = [""]                     # code letter index -> css class
     by_type: dict = {}                          # token type -> code letter
@@ -142,8 +191,9 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
     """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow."""
     stage = stages.get(stage_name)
     lines = split_lines(text)
-    kinds = render.line_classes(stage_name, text)
-    summary = render.summarize(stage_name, text, kinds)
+    ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
+    kinds = render.line_classes(stage_name, text, ops=ops)
+    summary = render.summarize(stage_name, text, kinds, ops=ops)
     toks = tokenize(stage_name, text, len(lines))
     py = None
     if py_lines:
