@@ -17,7 +17,7 @@ OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
 PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test test-oldest setup setup-oldest bench clean
+.PHONY: run test test-oldest setup setup-oldest bench clean serve-class editor-bundle
 
 $(VENV)/.installed: requirements.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ setup: $(VENV)/.installed
 
 run: setup
 	$(PY) -m streamlit run app/main.py --server.port $(PORT)
+
+# A server for a class, for an authenticating reverse proxy on this machine to publish (README,
+# "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
+serve-class: setup
+	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 
 test: setup
 	$(PY) -m pytest -q
@@ -49,6 +54,12 @@ setup-oldest: $(VENV_OLDEST)/.installed
 test-oldest: setup-oldest
 	$(PY_OLDEST) -c "import triton; assert triton.__version__ == '$(subst triton==,,$(OLDEST_TRITON))', triton.__version__"
 	$(PY_OLDEST) -m pytest -q -k "not browser"
+
+# Rebuild the kernel editor's bundle (CodeMirror 6) from its source; needs Node 18+ and npm. The
+# built file is committed, so `make run` and `make test` need no Node.
+EDITOR_DIR = app/components/code_editor/frontend
+editor-bundle:
+	cd $(EDITOR_DIR) && npm ci --no-audit --no-fund && npm run build
 
 bench: setup
 	$(PY) benchmarks/compile_overhead.py

@@ -30,6 +30,9 @@ CSS = """
 .tl-sector .used { position: absolute; bottom: 0; left: 0; right: 0; background: #3a9a5b; }
 .tl-sector .lbl { position: absolute; top: 1px; left: 2px; z-index: 1; }
 .tl-step { font-size: 1.05rem; border-left: 4px solid #f63; padding: 6px 12px; background: #fff7f2; margin: 6px 0; }
+.tl-questions { border-left: 4px solid #36c; padding: 6px 12px; background: #f2f6ff; margin: 10px 0; }
+.tl-questions ul { margin: 4px 0 0 0; }
+.stTextArea textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace !important; }
 </style>
 """
 
@@ -40,7 +43,14 @@ html { font-size: 22px !important; }
 .tl-grid { font-size: 15px !important; }
 .tl-grid td { min-width: 30px !important; }
 .tl-step { font-size: 1.35rem !important; }
+.tl-questions { font-size: 1.2rem !important; }
+.tl-sector { width: 40px !important; height: 42px !important; font-size: 14px !important; }
 [data-testid="stDataFrame"] { font-size: 1.1rem !important; }
+[data-testid="stMainBlockContainer"] { padding-left: 1.2rem !important; padding-right: 1.2rem !important;
+                                       max-width: 100% !important; }
+[data-testid="stTable"] table { font-size: 0.8rem !important; }
+[data-testid="stTable"] th, [data-testid="stTable"] td { padding: 0.2rem 0.45rem !important; }
+.stCode code, .stCode pre { font-size: 0.72rem !important; }
 </style>
 """
 
@@ -183,3 +193,9 @@ def swizzle_html(layout: layout_view.SwizzledShared, rows: int, cols: int, elem_
 def step_html(text: str) -> str:
     """The 'what to look at' box of a lesson step (markdown is rendered by the caller)."""
     return f'<div class="tl-step">{html.escape(text)}</div>'
+
+
+def questions_html(questions) -> str:
+    """The 'ask the class' box of a lesson step (plain text, escaped)."""
+    items = "".join(f"<li>{html.escape(q)}</li>" for q in questions)
+    return f'<div class="tl-questions"><b>Ask the class</b><ul>{items}</ul></div>'

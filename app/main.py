@@ -8,19 +8,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from any
 
 import streamlit as st  # noqa: E402
 
-from app import panels, services  # noqa: E402
+from app import panels, present, services  # noqa: E402
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
+present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens
 panels.inject_css()
 services.engine()          # start the warm compile worker with the first page load
 
 PAGES = [
-    st.Page("views/explorer.py", title="Explorer", icon="🔬", default=True, url_path="explorer"),
+    st.Page("views/explorer.py", title="Explorer", icon=":material/biotech:", default=True, url_path="explorer"),
     st.Page("views/diff.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("views/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark"),
-    st.Page("views/caches.py", title="Caches & torch.compile", icon="🗂", url_path="caches"),
-    st.Page("views/passes.py", title="Pass pipeline", icon="🪜", url_path="passes"),
-    st.Page("views/layouts.py", title="Layouts", icon="🧩", url_path="layouts"),
-    st.Page("views/lessons.py", title="Lessons", icon="🎓", url_path="lessons"),
+    st.Page("views/benchmark.py", title="Benchmark", icon=":material/timer:", url_path="benchmark"),
+    st.Page("views/caches.py", title="Caches & torch.compile", icon=":material/folder_open:", url_path="caches"),
+    st.Page("views/passes.py", title="Pass pipeline", icon=":material/stairs:", url_path="passes"),
+    st.Page("views/layouts.py", title="Layouts", icon=":material/grid_view:", url_path="layouts"),
+    st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
 ]
-st.navigation(PAGES).run()
+# the pages in the top bar: the sidebar keeps its height for the explorer's options and Compile
+# (on the first screen at 1280×720); material icons draw without an emoji font (projectors, CI)
+st.navigation(PAGES, position="top").run()

@@ -1,11 +1,14 @@
 """Streamlit pieces of the page. `render_stage_panel` serves every stage."""
 from __future__ import annotations
 
-import hashlib
+from types import SimpleNamespace
+from typing import Callable
 
 import streamlit as st
 
-from app import render, services
+from app import present, render, services
+from app.components.stage_panel import page_state, payload, stage_panel
+from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
@@ -14,8 +17,6 @@ from inspectors.read.sass import SassError
 
 def inject_css() -> None:
     st.html(render.page_css())
-    # our own static script (no user text): click a line, its Python line lights up everywhere
-    st.html(render.FOLLOW_SCRIPT, unsafe_allow_javascript=True)
 
 
 def parse_overrides(text: str) -> dict:
@@ -36,21 +37,22 @@ def parse_overrides(text: str) -> dict:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def _panel_html(stage_name: str, text: str, query: str, only_hits: bool, error_line: int | None,
-                py_lines: tuple[tuple[int, int], ...], selected_py: int | None) -> tuple[str, str]:
-    classes = render.line_classes(stage_name, text, query, error_line)
-    summary = render.summarize(stage_name, text, classes)
-    return (render.render_stage_html(stage_name, text, query, only_hits, error_line,
-                                     py_lines=dict(py_lines), selected_py=selected_py),
-            render.legend_html(summary) + f'<span class="tlens-chip">{summary.lines} lines</span>')
+@st.cache_data(show_spinner=False, max_entries=48)
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str) -> bytes:
+    """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
+    py_lines = {}
+    for pair in filter(None, py_key.split(",")):
+        n, p = pair.split(":")
+        py_lines[int(n)] = int(p)
+    return payload.encode(payload.build(stage_name, text, filename, py_lines))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
-                       selected_py: int | None = None) -> None:
-    """One panel, any stage: title, download, search, legend, highlighted lines.
-    `py_lines` (stage line -> Python line) makes lines clickable to follow them."""
-    key = f"{stage.name}-{kernel.launch}"
+                       on_follow: Callable[[int], None] | None = None) -> None:
+    """One panel, any stage: title, legend, search, wrap, type size, download and the
+    highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
+    lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
+    failed shows its error instead."""
     try:
         text = services.stage_text(kernel, stage.name)
     except (KeyError, SassError) as e:
@@ -61,18 +63,25 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
             raise
         render_failed_stage(stage, error, kernel)
         return
-    head, dl = st.columns([3, 1])
-    head.markdown(f"**{stage.label}**")
-    dl.download_button("⬇", text, file_name=f"{kernel.name}.{stage.ext}", key=f"dl-{key}",
-                       help=f"Download {stage.label}")
-    q1, q2 = st.columns([3, 1])
-    query = q1.text_input("Search", key=f"q-{key}", placeholder=f"search {stage.label}",
-                          label_visibility="collapsed")
-    only = q2.checkbox("only", key=f"only-{key}", help="Show only matching lines")
-    body, legend = _panel_html(stage.name, text, query, only, None, tuple(sorted((py_lines or {}).items())),
-                               selected_py)
-    st.html(legend)
-    st.html(body)
+    py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key)
+    stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
+
+
+def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
+                  selected_py: int | None) -> None:
+    """The chosen stages side by side. A click on a line follows its Python line in every
+    panel at once (in the browser) and then sets the `follow_key` selectbox."""
+    def follow(py: int) -> None:
+        if py in mapped:
+            st.session_state[follow_key] = py
+
+    page_state(selected_py, present.on())
+    for column, name in zip(st.columns(max(len(chosen), 1), gap="small"), chosen):
+        with column:
+            py_lines = ({n: n for n in mapped} if name == "source"
+                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
+            render_stage_panel(stages.get(name), kernel, py_lines, follow)
 
 
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
@@ -102,26 +111,53 @@ def render_partial(result: CompileResult) -> None:
                    "(benchmarks/results/ptxas_crash.txt).")
 
 
-def pick_launch(kernels: tuple[KernelResult, ...]) -> KernelResult:
+def present_bar(title: str) -> SimpleNamespace:
+    """Presentation mode's one line: what is shown, Compile, launch, stages, followed line,
+    memory operations and threads (one click each), and the way out. Returns its slots;
+    `compile` is whether Compile was pressed."""
+    cols = st.columns([1.6, 1.0, 1.8, 2.1, 2.0, 1.3, 1.3, 0.9], vertical_alignment="center", gap="small")
+    cols[0].markdown(title)
+    clicked = cols[1].button("Compile", key="compile-present", type="primary", width="stretch")
+    cols[7].button("✕ Exit", key="present-exit", on_click=present.set_on, args=(False,), width="stretch",
+                   help="Leave presentation mode: the sidebar and the editor come back")
+    return SimpleNamespace(compile=clicked, launch=cols[2], stages=cols[3], follow=cols[4],
+                           memory=cols[5], threads=cols[6])
+
+
+def present_extras(bar: SimpleNamespace, insight, source_lines: list[str]) -> None:
+    """The memory-operation table and the thread mapping, one click away from the panels."""
+    with bar.memory.popover("Memory", icon=":material/memory:", width="stretch",
+                            help="The memory operations of this launch, line by line"):
+        _memory_table(insight, source_lines, html_table=True)
+    with bar.threads.popover("Threads", icon=":material/grid_view:", width="stretch",
+                             help="Programs and threads: which elements each one handles, and every address"):
+        _thread_map(insight, source_lines, html_table=True)
+
+
+def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = False) -> KernelResult:
     if len(kernels) == 1:
         return kernels[0]
     labels = [f"{i + 1}. {k.label}{' (stopped at ' + k.error.stage + ')' if k.error else ''} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
                                                  or a.value is not None)[:160] for i, k in enumerate(kernels)]
-    i = st.selectbox(f"{len(kernels)} compiled launches (each specialization the JIT would build)",
-                     range(len(kernels)), format_func=lambda i: labels[i], key="launch")
+    i = (where or st).selectbox(f"Launch ({len(kernels)} specializations)", range(len(kernels)),
+                                format_func=lambda i: labels[i], key="launch",
+                                help="Each specialization the JIT would build for the launches example() makes",
+                                label_visibility="collapsed" if compact else "visible")
     return kernels[min(i, len(kernels) - 1)]
 
 
 def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
+    """One line under the bar: what was compiled and how; how each argument was specialized
+    is in its tooltip (and in the launch picker)."""
     opts = kernel.options
     md = kernel.metadata
     took = (f"compiled in {kernel.compile_seconds:.2f} s" if kernel.compile_seconds >= 0.05
             else "from Triton's cache")
-    st.markdown(
+    st.caption(
         f"**{kernel.name}** for `{kernel.target}` · num_warps={opts.get('num_warps')} · "
         f"num_stages={opts.get('num_stages')} · shared memory {md.get('shared', 0)} B · "
-        f"{took} · Triton {result.triton_version}")
-    st.caption("Specialization: " + " · ".join(a.describe() for a in kernel.args))
+        f"{took} · Triton {result.triton_version}",
+        help="Specialization: " + " · ".join(a.describe() for a in kernel.args))
 
 
 def render_error(error: CompileError, source: str) -> None:
@@ -156,7 +192,8 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> No
         st.dataframe(rows, hide_index=True, width="stretch")
 
 
-def _memory_table(insight, source_lines: list[str]) -> None:
+def _memory_table(insight, source_lines: list[str], html_table: bool = False) -> None:
+    """`html_table`: a plain table, whose type the page's styles can enlarge (presentation)."""
     groups: dict[tuple, dict] = {}
     for m in insight.memory_ops:
         key = (m.python_line or 0, m.space, m.kind, m.op, m.vector, m.bits)
@@ -174,7 +211,11 @@ def _memory_table(insight, source_lines: list[str]) -> None:
     glob = sum(1 for m in insight.memory_ops if m.space == "global")
     st.caption(f"{glob} global memory instructions, {vec} of them vectorized; "
                f"{len(insight.memory_ops) - glob} shared-memory instructions.")
-    st.dataframe([groups[k] for k in sorted(groups)], hide_index=True, width="stretch")
+    rows = [groups[k] for k in sorted(groups)]
+    if html_table:
+        st.table(rows)
+    else:
+        st.dataframe(rows, hide_index=True, width="stretch")
 
 
 def _resources(insight, kernel: KernelResult) -> None:
@@ -197,7 +238,7 @@ def _resources(insight, kernel: KernelResult) -> None:
                    f"32-bit registers per thread (source: {r.source}).")
 
 
-def _thread_map(insight, source_lines: list[str]) -> None:
+def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> None:
     """%ctaid/%tid: addresses rebuilt from the PTX, and the layout's element ownership."""
     from inspectors.explain.threadmap import thread_examples
     seen = set()
@@ -226,6 +267,9 @@ def _thread_map(insight, source_lines: list[str]) -> None:
     if rows:
         st.caption("Each global access's address, rebuilt from the PTX instructions that compute it "
                    "(`%ctaid` = program id, `%tid` = thread id within the program; offsets in bytes).")
-        st.dataframe(rows, hide_index=True, width="stretch")
+        if html_table:
+            st.table(rows)
+        else:
+            st.dataframe(rows, hide_index=True, width="stretch")
     elif not seen:
         st.caption("No blocked-layout global accesses to map.")

@@ -128,11 +128,15 @@ def render_stage_html(stage_name: str, text: str, query: str = "", only_hits: bo
 
 
 def page_css() -> str:
-    """Styles for every panel, injected once per page."""
+    """Styles of the page and of the server-drawn panels (the error's context; the stage
+    panels are a component with their own styles: app/components/stage_panel/panel.css)."""
     pyg = HtmlFormatter(style="default").get_style_defs(".tlens-panel .src")
     return f"""<style>
 {pyg}
-.block-container {{ padding-top: 2.2rem; padding-bottom: 2rem; max-width: 100%; }}
+.block-container {{ padding: 4.3rem 1rem 2rem 1rem; max-width: 100%; }}
+.st-key-tlens-page-state {{ display: none; }}
+/* the sidebar's num_warps / num_stages sit side by side: no room for a clear (×) button */
+.st-key-num_warps [aria-label="Clear value"], .st-key-num_stages [aria-label="Clear value"] {{ display: none; }}
 .tlens-panel {{ position: relative; overflow: auto; border: 1px solid #d0d4da; border-radius: 6px; background: #fbfbfc;
   font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; line-height: 1.45; }}
 .tlens-panel .src, .tlens-panel pre {{ margin: 0; padding: 0; background: transparent; }}
@@ -169,35 +173,3 @@ def legend_html(summary: PanelSummary) -> str:
         chips.append(("hit", f"{summary.hits} matching lines"))
     return "".join(f'<span class="tlens-chip {c}" title="{html.escape(LEGEND[c])}">{html.escape(t)}</span>'
                    for c, t in chips)
-
-
-# Click a line in any panel: every line from the same Python line lights up in every
-# panel, and the other panels scroll to the first of them. Runs in the browser (no
-# server round trip); static code, no user text in it. Enter on a focused line does
-# the same for keyboard users.
-FOLLOW_SCRIPT = """<script>
-(function () {
-  if (window.__tlensFollow) return;
-  window.__tlensFollow = true;
-  function follow(line) {
-    var py = line.getAttribute("data-py");
-    document.querySelectorAll(".tlens-panel .l.sel").forEach(function (e) { e.classList.remove("sel"); });
-    if (!py) return;
-    document.querySelectorAll('.tlens-panel .l[data-py="' + py + '"]').forEach(function (e) { e.classList.add("sel"); });
-    document.querySelectorAll(".tlens-panel").forEach(function (panel) {
-      if (panel.contains(line)) return;
-      var first = panel.querySelector(".l.sel");
-      if (first) panel.scrollTop = first.offsetTop - panel.clientHeight / 3;
-    });
-  }
-  document.addEventListener("click", function (ev) {
-    var line = ev.target.closest && ev.target.closest(".tlens-panel .l");
-    if (line) follow(line);
-  });
-  document.addEventListener("keydown", function (ev) {
-    if (ev.key !== "Enter") return;
-    var line = ev.target.closest && ev.target.closest(".tlens-panel .l");
-    if (line) follow(line);
-  });
-})();
-</script>"""

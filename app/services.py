@@ -1,45 +1,105 @@
-"""The app's only doorway to the engine: a process-wide warm worker and a result
-cache keyed by source + options + target + Triton version."""
+"""The app's only doorway to the engine: one pool of warm workers for the whole server, and a
+result cache shared by every session (the same kernel, options, target and Triton compile once
+for a class), bounded in memory and on disk."""
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
+import threading
+import time
+from pathlib import Path
+from typing import Callable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from inspectors.read import sass
 from inspectors.base import settings as settings_mod
-from inspectors.compile.engine import Engine
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
+from inspectors.compile.engine import Engine
+from inspectors.explain.insight import analyze, summarize_stage
+from inspectors.read import sass, sourcemap
+from inspectors.read.sourcemap import SourceMap
+from inspectors.store.results import ResultCache, key_of
+
+
+_finish_lock = threading.Lock()
+
+
+def finish_once(pending_key: str, request: CompileRequest, store: Callable[[], None]) -> None:
+    """Call `store` (keep the result, add it to the history) once per compile request that
+    waits in st.session_state[pending_key], however many runs compiled it: a keystroke in the
+    editor starts a new run while the previous one is still compiling (runner.fastReruns),
+    the new run compiles the same request (the result cache makes it wait for the first),
+    and both arrive here. Whichever comes first stores; the lock makes the check and the
+    store one step, so the other run then reads the stored result."""
+    with _finish_lock:
+        if st.session_state.get(pending_key) is request:
+            store()
+            st.session_state.pop(pending_key, None)
 
 
 @st.cache_resource(show_spinner=False)
 def engine() -> Engine:
-    """Started with the server: the worker imports torch and triton while the page loads."""
+    """Started with the server: the workers import torch and triton while the page loads."""
     return Engine(settings_mod.load())
 
 
-class _NotCached(Exception):
-    """Raised inside the cached function so Streamlit does not keep a result that
-    says nothing about the source (a timeout, a crashed worker)."""
-
-    def __init__(self, result: CompileResult):
-        self.result = result
+@st.cache_resource(show_spinner=False)
+def results() -> ResultCache:
+    s = settings_mod.load()
+    return ResultCache(Path(s.triton_cache_dir).parent / "results", max_items=64, max_bytes=256 * 2**20)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _compile_cached(request_json: str, triton_version: str, timeout: float) -> dict:
-    result = engine().compile(CompileRequest(**json.loads(request_json)), timeout=timeout)
-    if result.error and result.error.kind in ("timeout", "crash"):
-        raise _NotCached(result)
-    return result.to_json()
+def session_key() -> str:
+    """Who is asking, for the fair queue: the signed-in user when the proxy names one (see
+    app/session.py), else this browser session."""
+    user = st.session_state.get("tlens_user")
+    if user:
+        return f"user:{user}"
+    ctx = get_script_run_ctx()
+    return f"session:{ctx.session_id}" if ctx else "session:?"
+
+
+def _waiting_reporter() -> Callable[[int, float], None]:
+    """Shows the queue while a compile waits: "2 compiles ahead of you · waiting 3 s"."""
+    slot = st.empty()
+    state = {"shown": False}
+
+    def report(ahead: int, seconds: float) -> None:
+        if seconds < 0.3 and not state["shown"]:
+            return               # served at once: no flicker
+        state["shown"] = True
+        jobs = "compile" if ahead == 1 else "compiles"
+        slot.info(f"⏳ In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
+                  f"({engine().size} compile workers on this server)")
+    report.clear = slot.empty          # type: ignore[attr-defined]
+    return report
+
+
+# Results made by another version of the worker may lack what this one shows: part of the key.
+_FORMAT = hashlib.sha256(b"".join(
+    (Path(__file__).resolve().parents[1] / "inspectors" / f).read_bytes()
+    for f in ("compile/worker.py", "compile/triton_shim.py", "base/result.py", "base/errors.py"))).hexdigest()[:16]
+
+
+def _keep(value: dict) -> bool:
+    err = value.get("error") or {}
+    return err.get("kind") not in ("timeout", "crash", "busy")
 
 
 def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
-    key = json.dumps(request.to_json(), sort_keys=True)
+    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{engine().triton_version}/{_FORMAT}")
+    reporter = _waiting_reporter()
+    t0 = time.perf_counter()
     try:
-        return CompileResult.from_json(_compile_cached(key, engine().triton_version, timeout))
-    except _NotCached as e:
-        return e.result
+        value, _hit = results().get_or_compute(
+            key, lambda: engine().compile(request, timeout=timeout, session=session_key(),
+                                          on_wait=reporter).to_json(), _keep)
+    finally:
+        reporter.clear()
+    st.session_state["last_compile_s"] = time.perf_counter() - t0
+    return CompileResult.from_json(value)
 
 
 @st.cache_data(show_spinner="Disassembling the cubin…", max_entries=64)
@@ -58,14 +118,12 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _insight(kernel_json: str, filename: str):
-    from inspectors.explain.insight import analyze
     kernel = KernelResult.from_json(json.loads(kernel_json))
     return analyze(kernel, dict(kernel.stages), filename)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _sass_lines(sass_text: str, ptx: str, filename: str):
-    from inspectors.read import sourcemap
     return sourcemap.StageLines("sass", sourcemap.sass_lines(sass_text, filename, sourcemap.sass_hints(ptx, filename)))
 
 
@@ -73,10 +131,6 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     """Source map, memory ops, resources of one kernel. The SASS part of the source map
     is added only when a SASS panel is open (SASS is disassembled on demand), without
     redoing the rest."""
-    import dataclasses
-
-    from inspectors.explain.insight import summarize_stage
-    from inspectors.read.sourcemap import SourceMap
     base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base

@@ -3,25 +3,72 @@ compile history (this session's records in memory, every record also saved in th
 workspace's `.history/` so comparisons survive a restart)."""
 from __future__ import annotations
 
+import secrets
+from pathlib import Path
+
 import streamlit as st
+import streamlit.components.v1 as components
 
 from app import services
 from inspectors.explain import diff
 from inspectors.store import history
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest, CompileResult
-from inspectors.store.workspace import Workspace
+from inspectors.store.workspace import Workspace, user_folder
 
 SESSION_KEEP = 30        # records of this session kept in memory
 
 
-def workspace() -> Workspace:
+TOKEN_COOKIE = "tlens_token"
+
+
+def user() -> str:
+    """Whose workspace this session opens, on a server for a class (TLENS_CLASS=1 or
+    TLENS_USER_HEADER set); "" on a one-user server (the workspace folder itself).
+
+    The authenticating proxy's header names the user when TLENS_USER_HEADER is set (a request
+    without it gets no workspace of anyone's: a per-browser one). Otherwise each browser gets a
+    random token in a cookie, so a refresh or a restart of the server opens the same files and
+    no other browser can name them."""
+    s = settings_mod.load()
+    if not s.per_user_workspaces:
+        return ""
+    if "tlens_user" in st.session_state:
+        return st.session_state["tlens_user"]
+    name = ""
+    if s.user_header:
+        name = (st.context.headers.get(s.user_header) or "").strip()
+        name = f"user:{name}" if name else ""
+    if not name:
+        token = st.context.cookies.get(TOKEN_COOKIE) or ""
+        if not (len(token) == 43 and token.replace("-", "").replace("_", "").isalnum()):
+            token = secrets.token_urlsafe(32)
+            _set_cookie(TOKEN_COOKIE, token)
+        name = f"browser:{token}"
+    st.session_state["tlens_user"] = name
+    return name
+
+
+def _set_cookie(name: str, value: str) -> None:
+    """The component iframe shares the page's origin (Streamlit sandboxes it with
+    allow-same-origin), so its script sets the cookie for the app's own pages."""
+    components.html(f"<script>document.cookie = '{name}={value}; path=/; max-age=31536000; "
+                    f"SameSite=Strict';</script>", height=0)
+
+
+def workspace_root() -> Path:
     """Read from the settings on every run: tests point TLENS_WORKSPACE_DIR elsewhere."""
-    return Workspace(settings_mod.load().workspace_dir)
+    root = settings_mod.load().workspace_dir
+    who = user()
+    return user_folder(root, who) if who else root
+
+
+def workspace() -> Workspace:
+    return Workspace(workspace_root())
 
 
 def history_store() -> history.HistoryStore:
-    return history.HistoryStore(settings_mod.load().workspace_dir / ".history")
+    return history.HistoryStore(workspace_root() / ".history")
 
 
 def _records() -> dict:

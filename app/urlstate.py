@@ -1,8 +1,8 @@
 """The explorer's state in the URL, so a link reproduces the page: kernel, target,
-options, the stages side by side, the launch and the followed Python line.
+options, the stages side by side, the launch, the followed Python line and presentation mode.
 
     ?kernel=vector_add&target=cuda:80&num_warps=8&constexprs=BLOCK_SIZE%3D512
-     &panels=source,ttgir,ptx&launch=2&line=27&run=1
+     &panels=source,ttgir,ptx&launch=2&line=27&run=1&present=1
 
 `parse` is pure (tested directly): it checks every value and says what it ignored,
 since a link is input from anyone.
@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from inspectors.base import stages
 
-KEYS = ("kernel", "target", "num_warps", "num_stages", "constexprs", "signature", "panels", "launch", "line", "run")
+KEYS = ("kernel", "target", "num_warps", "num_stages", "constexprs", "signature", "panels", "launch", "line", "run",
+        "present")
 _MAX_TEXT = 500
 
 
@@ -29,6 +30,7 @@ class UrlState:
     launch: int | None = None        # 0-based (the URL says 1-based)
     line: int | None = None
     run: bool = False
+    present: bool = False
     ignored: tuple[str, ...] = field(default_factory=tuple)   # "target='sm_61'" ...
 
 
@@ -74,6 +76,7 @@ def parse(params: dict, kernels: list[str], targets: list[str], warps: list, sta
     values["launch"] = None if launch is None else launch - 1
     values["line"] = as_int("line", minimum=1)
     values["run"] = params.get("run") == "1"
+    values["present"] = params.get("present") == "1"
     return UrlState(**{k: v for k, v in values.items() if v is not None}, ignored=tuple(ignored))
 
 
@@ -88,7 +91,7 @@ def encode(state: dict) -> dict[str, str]:
             value = ",".join(value)
         elif key == "launch":
             value = value + 1
-        elif key == "run":
+        elif key in ("run", "present"):
             value = 1
         out[key] = str(value)
     return out

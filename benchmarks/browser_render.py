@@ -1,16 +1,27 @@
-"""Big kernels in the browser: how long from Compile to panels, and how long a
-20,000-line SASS panel takes to render.
+"""Big kernels in the browser: how long from Compile to panels, adding the SASS panel of a
+10,915-line kernel, and opening and scrolling a 20,000-line panel; and what a rerun sends.
 
     .venv/bin/python benchmarks/browser_render.py [--reps 3]
 
-Starts `streamlit run app/main.py` (fresh Triton cache) and drives Debian's Chromium:
-  compile-cold   Compile on tests/snippets/flash_attention.py, fresh cache: click -> PTX panel shown
-  compile-warm   the same again, unchanged (result cache): click -> PTX panel shown
-  sass-open      add the SASS panel of the 10,915-line unrolled kernel: pick -> panel shown
-                 (nvdisasm on demand + highlighting + browser layout)
-  html-20k       server side: render_stage_html of a 20,000-line SASS text (pygments)
-  layout-20k     browser side: that HTML put into a page and laid out (set innerHTML -> layout done)
-Goal: layout-20k + html-20k <= 2 s. Medians of --reps (cold: one run per fresh server).
+Starts `streamlit run app/main.py` (fresh Triton cache, one fresh server per rep) and drives
+Debian's Chromium at 1280×720, on tests/snippets/flash_attention.py (cuda:90):
+  compile-cold   Compile, fresh cache: click -> Python, TTGIR and PTX panels drawn, run over
+  compile-warm   Compile again, unchanged (result cache): click -> panels drawn, run over
+  sass-add       on the unrolled launch (2), add a SASS panel (10,915 lines): pick -> its lines
+                 drawn, run over (nvdisasm on demand, source map, payload, transfer, draw)
+Reruns that change no panel, each: bytes the browser received over the websocket during the
+rerun, and how many panel payloads it decoded (0 = nothing re-sent, nothing redrawn):
+  rerun-click    a click on a PTX line (follows its Python line, then reruns to keep the URL)
+  rerun-option   another followed line picked in the bar's selectbox
+  rerun-sass     the SASS panel added (the other panels: not re-sent)
+The 20,000-line panel (app/components/stage_panel/demo.py?lines=20000, the fixture's SASS
+repeated), in the same browser:
+  open-20k       "Open the big panel" clicked -> its first lines drawn (server: lexing and
+                 payload; browser: gunzip, parse, draw the lines in view)
+  end-20k        scrollTop set to the end -> line 20,000 drawn (two animation frames)
+  scroll-20k     scrolled through, 2,000 px a frame, top to end: total time; frame intervals
+                 (median, p95, slowest) and the panel's own drawing time a frame
+Goals (issue 13): sass-add <= 1.5 s; open-20k and end-20k <= 1 s. Medians of --reps.
 """
 from __future__ import annotations
 
@@ -26,16 +37,20 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from editor_helpers import fill_editor  # noqa: E402  (the kernel editor, as the browser tests type into it)
 SOURCE = (ROOT / "tests" / "snippets" / "flash_attention.py").read_text()
+VIEWPORT = {"width": 1280, "height": 720}
+DRAWN = '.tlens-panel[data-stage="{}"][data-ready="1"] .l'
 
 
-def _server(cache: str):
+def _server(script: Path, cache: str, workspace: str):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "TLENS_TRITON_CACHE_DIR": cache, "TLENS_COMPILE_TIMEOUT": "300"}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+    env = {**os.environ, "TLENS_TRITON_CACHE_DIR": cache, "TLENS_COMPILE_TIMEOUT": "300",
+           "TLENS_WORKSPACE_DIR": workspace}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script),
                              "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
@@ -48,95 +63,210 @@ def _server(cache: str):
     raise RuntimeError("server did not start")
 
 
-def _compile_and_wait(page) -> float:
-    """Click Compile; done when the script run has finished and the PTX panel has lines.
-    Streamlit marks its root with data-test-script-state = running / notRunning."""
-    from playwright.sync_api import TimeoutError as PwTimeout
+class Wire:
+    """Bytes the page receives over Streamlit's websocket."""
+
+    def __init__(self, page):
+        self.received = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload):
+        self.received += len(payload)
+
+
+# Streamlit marks its root with data-test-script-state = running / notRunning: count the runs
+# that end (installed before the page's own scripts, so no run is missed).
+COUNT_RUNS = """(() => {
+  window.__runsDone = 0;
+  let last = null;
+  new MutationObserver(() => {
+    const el = document.querySelector('[data-test-script-state]');
+    const state = el && el.getAttribute('data-test-script-state');
+    if (state === last) return;
+    if (last === 'running' && state === 'notRunning') window.__runsDone += 1;
+    last = state;
+  }).observe(document, {attributes: true, subtree: true, childList: true,
+                        attributeFilter: ['data-test-script-state']});
+})();"""
+
+
+def _runs(page) -> int:
+    return page.evaluate("window.__runsDone")
+
+
+def _run_over(page, before: int):
+    """Wait until a run that started after `before` (a `_runs` count) has ended."""
+    page.wait_for_function(f"window.__runsDone > {before}", timeout=300_000)
+
+
+def _panels_drawn(page, names=("source", "ttgir", "ptx")):
+    for name in names:
+        page.locator(DRAWN.format(name)).first.wait_for(state="attached", timeout=300_000)
+
+
+def _compile(page) -> float:
+    runs = _runs(page)
     t = time.perf_counter()
-    page.get_by_role("button", name="Compile").click()
-    try:
-        page.locator('[data-test-script-state="running"]').wait_for(state="attached", timeout=3000)
-    except PwTimeout:
-        pass                                          # finished before we looked
-    page.locator('[data-test-script-state="notRunning"]').wait_for(state="attached", timeout=300_000)
-    page.locator('.tlens-panel[data-stage="ptx"] .l').first.wait_for(timeout=300_000)
+    page.get_by_role("button", name="Compile", exact=True).click()
+    _run_over(page, runs)
+    _panels_drawn(page)
     return time.perf_counter() - t
 
 
-def app_timings() -> dict:
-    from playwright.sync_api import sync_playwright
-    with tempfile.TemporaryDirectory() as cache:
-        proc, url = _server(cache)
+def _decoded(page) -> int:
+    return page.evaluate("window.__tlensStage ? window.__tlensStage.decoded : 0")
+
+
+def _rerun(page, wire: Wire, action) -> tuple[int, int]:
+    """(bytes received, payloads decoded) while `action` and the rerun it starts run."""
+    page.wait_for_timeout(300)
+    before_bytes, before_decoded, runs = wire.received, _decoded(page), _runs(page)
+    action()
+    _run_over(page, runs)
+    page.wait_for_timeout(500)                        # late frames and decodes count too
+    return wire.received - before_bytes, _decoded(page) - before_decoded
+
+
+def app_timings(browser) -> dict:
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as workspace:
+        proc, url = _server(ROOT / "app" / "main.py", cache, workspace)
         try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-                page = browser.new_page(viewport={"width": 1600, "height": 1000})
-                page.goto(url)
-                page.get_by_role("button", name="Compile").wait_for(timeout=120_000)
-                time.sleep(5)                       # let the worker warm up, as a user reading the page would
-                page.locator("textarea").first.fill(SOURCE)
-                cold = _compile_and_wait(page)
-                warm = _compile_and_wait(page)
-                # the unrolled kernel (launch 2), then add its SASS panel
-                try:
-                    page.locator('[data-testid="stSelectbox"]').filter(has_text="compiled launches").click()
-                    page.get_by_role("option").nth(1).click()
-                except Exception:
-                    page.screenshot(path="/tmp/browser_render_failure.png")
-                    raise
-                page.locator('.tlens-panel[data-stage="ptx"] .l').first.wait_for(timeout=60_000)
-                t = time.perf_counter()
-                page.get_by_role("button", name="Remove Python").click()
-                page.locator('[data-testid="stMultiSelect"]').first.click()
-                page.get_by_role("option", name="SASS").click()
-                page.keyboard.press("Escape")
-                page.locator('.tlens-panel[data-stage="sass"] .l').nth(10_000).wait_for(state="attached",
-                                                                                     timeout=120_000)
-                sass_open = time.perf_counter() - t
-                browser.close()
+            page = browser.new_page(viewport=VIEWPORT)
+            page.add_init_script(COUNT_RUNS)
+            wire = Wire(page)
+            page.goto(url)
+            page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=120_000)
+            time.sleep(5)                             # let the worker warm up, as a user reading the page would
+            fill_editor(page, SOURCE)                  # the kernel editor (CodeMirror), its box opened
+            out = {"compile-cold": _compile(page), "compile-warm": _compile(page)}
+            # the unrolled kernel (launch 2)
+            runs = _runs(page)
+            page.locator('[data-testid="stSelectbox"]').filter(has_text="Launch (").click()
+            page.get_by_role("option").nth(1).click()
+            _run_over(page, runs)
+            page.wait_for_function("() => [...document.querySelectorAll('.stBidiComponent')].length >= 3")
+            page.locator('.tlens-panel[data-stage="ptx"][data-lines]').first.wait_for(timeout=60_000)
+            page.wait_for_timeout(1000)
+            out["rerun-click"] = _rerun(page, wire, lambda: page.locator(
+                '.tlens-panel[data-stage="ptx"] .l[data-py]').nth(5).click())
+            follow = page.locator('[data-testid="stSelectbox"]').filter(has_text="Follow a Python line")
+            out["rerun-option"] = _rerun(page, wire, lambda: (follow.click(),
+                                                              page.get_by_role("option").nth(3).click()))
+            # add SASS: Python out, SASS in (three panels at most)
+            runs = _runs(page)
+            page.get_by_role("button", name="Remove Python").click()
+            _run_over(page, runs)
+            page.wait_for_timeout(500)
+            page.locator('[data-testid="stMultiSelect"]').first.click()
+            before_bytes, before_decoded, runs = wire.received, _decoded(page), _runs(page)
+            t = time.perf_counter()
+            page.get_by_role("option", name="SASS").click()
+            page.locator(DRAWN.format("sass")).first.wait_for(state="attached", timeout=120_000)
+            _run_over(page, runs)
+            out["sass-add"] = time.perf_counter() - t
+            out["sass-browser"] = page.evaluate("window.__tlensStage.timings.find(t => t[0] === 'sass')")
+            page.keyboard.press("Escape")
+            page.wait_for_timeout(500)
+            out["rerun-sass"] = (wire.received - before_bytes, _decoded(page) - before_decoded)
+            out["sass-lines"] = int(page.locator('.tlens-panel[data-stage="sass"]').get_attribute("data-lines"))
+            page.close()
         finally:
             os.killpg(proc.pid, 9)
-    return {"compile-cold": cold, "compile-warm": warm, "sass-open": sass_open}
+    return out
 
 
-def render_20k() -> tuple[float, float, int]:
-    from playwright.sync_api import sync_playwright
-    from app import render
-    import json
-    fixture = ROOT / "tests" / "fixtures" / "insight" / "matmul_sm80.kernel.json"
-    sass = json.loads(fixture.read_text())["stages"]["sass"].splitlines()
-    text = "\n".join((sass * (20_000 // len(sass) + 1))[:20_000])
-    t = time.perf_counter()
-    html = render.render_stage_html("sass", text)
-    server = time.perf_counter() - t
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.set_content(render.page_css() + '<div id="host"></div>')
-        browser_ms = page.evaluate("""(html) => {
-            const t0 = performance.now();
-            document.getElementById('host').innerHTML = html;
-            document.body.offsetHeight;                       // force style + layout
-            return new Promise(r => requestAnimationFrame(() => r(performance.now() - t0)));
-        }""", html)
-        lines = page.locator(".l").count()
-        browser.close()
-    return server, browser_ms / 1000, lines
+SCROLL_END = """async (panel) => {
+  const s = panel.querySelector('.tp-scroll');
+  const t0 = performance.now();
+  s.scrollTop = s.scrollHeight;
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  while (!panel.querySelector('.l[data-line="20000"]')) { await frame(); if (performance.now() - t0 > 5000) break; }
+  await frame();
+  return performance.now() - t0;
+}"""
+
+SCROLL_THROUGH = """async (panel) => {
+  const s = panel.querySelector('.tp-scroll');
+  s.scrollTop = 0;
+  const frame = () => new Promise(r => requestAnimationFrame(r));
+  await frame(); await frame();
+  const t0 = performance.now(), draw0 = window.__tlensStage.drawMs || 0; let last = t0; const gaps = [];
+  while (s.scrollTop + s.clientHeight < s.scrollHeight - 1) {
+    s.scrollTop += 2000;
+    await frame();
+    const now = performance.now(); gaps.push(now - last); last = now;
+  }
+  const ok = !!panel.querySelector('.l[data-line="20000"]');
+  gaps.sort((a, b) => a - b);
+  return {total: performance.now() - t0, worst: gaps[gaps.length - 1], median: gaps[gaps.length >> 1],
+          p95: gaps[Math.floor(gaps.length * 0.95)], frames: gaps.length, ok,
+          draw: ((window.__tlensStage.drawMs || 0) - draw0) / gaps.length};
+}"""
+
+
+def big_panel_timings(browser) -> dict:
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as workspace:
+        proc, url = _server(ROOT / "app" / "components" / "stage_panel" / "demo.py", cache, workspace)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.add_init_script(COUNT_RUNS)
+            page.goto(url + "/?lines=20000")
+            page.locator(DRAWN.format("ptx")).first.wait_for(timeout=120_000)
+            page.wait_for_timeout(1000)
+            t = time.perf_counter()
+            runs = _runs(page)
+            page.get_by_role("button", name="Open the big panel").click()
+            big = page.locator('.tlens-panel[data-lines="20000"]')
+            big.locator(".l").first.wait_for(state="attached", timeout=120_000)
+            opened = time.perf_counter() - t
+            _run_over(page, runs)
+            browser_ms = page.evaluate("window.__tlensStage.timings.find(t => t[1] === 20000)")
+            drawn = big.locator(".l").count()
+            end = big.evaluate(SCROLL_END) / 1000
+            through = big.evaluate(SCROLL_THROUGH)
+            page.close()
+        finally:
+            os.killpg(proc.pid, 9)
+    return {"open-20k": opened, "open-browser": browser_ms, "end-20k": end, "scroll-20k": through["total"] / 1000,
+            "worst-frame": through["worst"] / 1000, "median-frame": through["median"] / 1000,
+            "p95-frame": through["p95"] / 1000, "draw-ms": through["draw"], "frames": through["frames"],
+            "reached-end": through["ok"], "lines-in-page": drawn}
 
 
 def main():
+    from playwright.sync_api import sync_playwright
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    apps = [app_timings() for _ in range(args.reps)]
-    renders = [render_20k() for _ in range(args.reps)]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        apps = [app_timings(browser) for _ in range(args.reps)]
+        bigs = [big_panel_timings(browser) for _ in range(args.reps)]
+        browser.close()
     med = statistics.median
-    print(f"machine: {os.cpu_count()} cores, headless Chromium; kernel: tests/snippets/flash_attention.py "
-          f"(cuda:90; 2 launches, the unrolled one: TTGIR 2,098 lines, SASS 10,915); medians of {args.reps}")
-    print(f"{'compile-cold':>13} {'compile-warm':>13} {'sass-open':>10} {'html-20k':>9} {'layout-20k':>11} {'lines':>6}")
-    print(f"{med(a['compile-cold'] for a in apps):>12.2f}s {med(a['compile-warm'] for a in apps):>12.2f}s "
-          f"{med(a['sass-open'] for a in apps):>9.2f}s {med(r[0] for r in renders):>8.2f}s "
-          f"{med(r[1] for r in renders):>10.2f}s {renders[0][2]:>6}")
+
+    def m(rows, key):
+        return med(r[key] for r in rows)
+
+    print(f"machine: {os.cpu_count()} cores, headless Chromium {VIEWPORT['width']}x{VIEWPORT['height']}; kernel: "
+          f"tests/snippets/flash_attention.py (cuda:90; launch 2, unrolled: SASS {apps[0]['sass-lines']:,} lines); "
+          f"medians of {args.reps}")
+    print(f"{'compile-cold':>13} {'compile-warm':>13} {'sass-add':>9} {'open-20k':>9} {'end-20k':>8} "
+          f"{'scroll-20k':>11}")
+    print(f"{m(apps, 'compile-cold'):>12.2f}s {m(apps, 'compile-warm'):>12.2f}s {m(apps, 'sass-add'):>8.2f}s "
+          f"{m(bigs, 'open-20k'):>8.2f}s {m(bigs, 'end-20k'):>7.3f}s {m(bigs, 'scroll-20k'):>10.2f}s")
+    print(f"scroll-20k: {bigs[0]['frames']} frames of 2,000 px, line 20,000 reached: "
+          f"{all(b['reached-end'] for b in bigs)}; frame interval median {m(bigs, 'median-frame') * 1000:.0f} ms, "
+          f"p95 {m(bigs, 'p95-frame') * 1000:.0f} ms, slowest {m(bigs, 'worst-frame') * 1000:.0f} ms; the panel's "
+          f"own drawing {m(bigs, 'draw-ms'):.1f} ms a frame; <div>s of lines in the page: {bigs[0]['lines-in-page']}")
+    sb, ob = apps[0]["sass-browser"], bigs[0]["open-browser"]
+    print(f"in the browser (first rep): SASS {sb[1]:,} lines: gunzip + parse {sb[2]} ms, lay out + draw {sb[3]} ms; "
+          f"20k panel: gunzip + parse {ob[2]} ms, lay out + draw {ob[3]} ms")
+    for key in ("rerun-click", "rerun-option", "rerun-sass"):
+        sent = [a[key][0] for a in apps]
+        decoded = [a[key][1] for a in apps]
+        print(f"{key:>13}: {med(sent) / 1024:,.1f} KiB received (min {min(sent) / 1024:,.1f}, max "
+              f"{max(sent) / 1024:,.1f}), panel payloads decoded: {', '.join(map(str, decoded))}")
 
 
 if __name__ == "__main__":

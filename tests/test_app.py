@@ -2,20 +2,11 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_panels import kinds, page_state, panels, selected, text
 from conftest import ROOT, SNIPPETS
+from editor_helpers import editor
 
 APP = str(ROOT / "app" / "main.py")
-
-
-def _html(at) -> str:
-    return "\n".join(el.proto.body for el in at.get("html"))
-
-
-def _text(at) -> str:
-    """What a reader sees: the panels' HTML without tags."""
-    import html
-    import re
-    return html.unescape(re.sub(r"<[^>]+>", "", _html(at)))
 
 
 @pytest.fixture(scope="module")
@@ -32,45 +23,38 @@ def test_pick_vector_add_compile_shows_v4_in_ptx(at):
     at.button(key="compile").click().run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
-    html = _html(at)
-    assert 'data-stage="ptx"' in html
-    assert "ld.global.v4.b32" in _text(at)
-    assert "mem-vec" in html
+    ptx = panels(at)["ptx"]
+    assert any("ld.global.v4.b32" in line for line in ptx["lines"])
+    assert "mem-vec" in kinds(ptx)
     assert at.multiselect(key="stages-cuda").value == ["source", "ttgir", "ptx"]
 
 
 def test_choosing_stages_and_launches(at):
     at.multiselect(key="stages-cuda").set_value(["ptx", "sass"]).run()
-    html = _html(at)
-    assert "LDG.E.128" in _text(at)
+    assert "LDG.E.128" in text(at)
     launches = at.selectbox(key="launch")
     assert len(launches.options) >= 2          # the misaligned launch of example()
     launches.set_value(1).run()
-    html = _html(at)
-    assert "ld.global.v4" not in _text(at) and "mem-scalar" in html
-
-
-def test_search_box_marks_lines(at):
-    at.multiselect(key="stages-cuda").set_value(["ptx"]).run()
-    at.text_input(key="q-ptx-1").input("ld.global").run()
-    assert "matching lines" in _html(at)
+    assert "ld.global.v4" not in text(at) and "mem-scalar" in kinds(panels(at)["ptx"])
 
 
 def test_syntax_error_keeps_text_and_names_line(at):
     broken = (SNIPPETS / "syntax_error.py").read_text()
-    at.text_area(key="source").input(broken).run()
+    editor(at).input(broken).run()
     at.button(key="compile").click().run()
     assert not at.exception
     assert at.error and "line 7" in at.error[0].value and "syntax" in at.error[0].value
-    assert at.text_area(key="source").value == broken
+    assert editor(at).value == broken
+    sent = editor(at).data()                      # the editor marks the line, with the message
+    assert sent["doc"] == broken and sent["errorLine"] == 7 and "syntax" in sent["errorMessage"]
 
 
 def test_drafts_survive_switching_kernels(at):
-    edited = at.text_area(key="source").value
+    edited = editor(at).value
     at.selectbox(key="picker").set_value("softmax").run()
-    assert "softmax" in at.text_area(key="source").value
+    assert "softmax" in editor(at).value
     at.selectbox(key="picker").set_value("vector_add").run()
-    assert at.text_area(key="source").value == edited
+    assert editor(at).value == edited
 
 
 def test_hip_target_offers_amdgcn():
@@ -82,28 +66,22 @@ def test_hip_target_offers_amdgcn():
     stages = app.multiselect(key="stages-hip")
     assert "AMDGCN" in stages.options and "PTX" not in stages.options
     assert stages.value == ["source", "ttgir", "amdgcn"]
-    assert "buffer_load_dwordx4" in _text(app) or "global_load_dwordx4" in _text(app)
-    assert "mem-vec" in _html(app)
+    assert "buffer_load_dwordx4" in text(app) or "global_load_dwordx4" in text(app)
+    assert "mem-vec" in kinds(panels(app)["amdgcn"])
 
 
 def test_follow_python_line_highlights_ptx(at):
     """The keyboard path of the source map: pick a Python line, its PTX lines are marked."""
-    import re
     at.selectbox(key="picker").set_value("vector_add").run()
-    at.text_area(key="source").input((ROOT / "kernels" / "vector_add.py").read_text()).run()
+    editor(at).input((ROOT / "kernels" / "vector_add.py").read_text()).run()
     at.button(key="compile").click().run()
     at.selectbox(key="launch").set_value(0).run()
     at.multiselect(key="stages-cuda").set_value(["source", "ttgir", "ptx"]).run()
-    source = at.text_area(key="source").value.splitlines()
+    source = editor(at).value.splitlines()
     load_line = next(i for i, l in enumerate(source, 1) if "x = tl.load(" in l)
     at.selectbox(key="follow").set_value(load_line).run()
-    ptx = next(el.proto.body for el in at.get("html") if 'data-stage="ptx"' in el.proto.body)
-    selected = re.findall(r'<div class="l [^"]*\bsel\b[^"]*" data-line="(\d+)" data-py="(\d+)"', ptx)
-    assert selected and all(py == str(load_line) for _, py in selected)
-    import html as h
-    sel_text = [h.unescape(re.sub(r"<[^>]+>", "", d)) for d in ptx.split('<div class="l ')
-                if re.match(r'[^"]*\bsel\b', d)]
-    assert any("ld.global.v4.b32" in t for t in sel_text)
+    assert page_state(at)["follow"] == load_line                 # every panel marks the lines of it
+    assert any("ld.global.v4.b32" in line for line in selected(panels(at)["ptx"], load_line))
 
 
 def test_insight_tabs_show_memory_ops_and_registers(at):

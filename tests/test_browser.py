@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import CHROMIUM, SHOTS, editor, require_chromium, running_app
 from conftest import ROOT, SNIPPETS
+from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
@@ -59,8 +60,7 @@ def test_search_in_panel(page):
 def test_markup_in_kernel_is_shown_not_run(page):
     src = (SNIPPETS / "vadd.py").read_text().replace(
         "def example():", 'BANNER = "<img src=x onerror=window.__pwned=1><script>window.__pwned=2</script>"\n\n\ndef example():')
-    area = page.locator("textarea").first
-    area.fill(src)
+    fill_editor(page, src)
     _compile(page)
     py = page.locator('.tlens-panel[data-stage="source"]')
     expect(py).to_contain_text("<img src=x onerror=window.__pwned=1>", timeout=120_000)
@@ -69,17 +69,17 @@ def test_markup_in_kernel_is_shown_not_run(page):
 
 def test_syntax_error_shown_and_text_kept(page):
     broken = (SNIPPETS / "syntax_error.py").read_text()
-    area = page.locator("textarea").first
-    area.fill(broken)
+    fill_editor(page, broken)
     _compile(page)
-    alert = page.get_by_text("syntax error (line 7)")
+    alert = page.get_by_test_id("stAlertContentError").get_by_text("syntax error (line 7)")
     expect(alert).to_be_visible(timeout=60_000)
-    assert page.locator("textarea").first.input_value() == broken
+    expect(page.locator(".tl-editor .tl-error-message")).to_contain_text("syntax error (line 7)")
+    assert editor_text(page) == broken
     page.screenshot(path=str(SHOTS / "syntax_error.png"), full_page=True)
 
 
 def test_click_python_line_highlights_ptx_in_the_browser(page):
-    page.locator("textarea").first.fill((ROOT / "kernels" / "vector_add.py").read_text())
+    fill_editor(page, (ROOT / "kernels" / "vector_add.py").read_text())
     _compile(page)
     py = page.locator('.tlens-panel[data-stage="source"]')
     expect(py).to_be_visible(timeout=120_000)

@@ -1,12 +1,16 @@
-"""Both lessons in headless Chromium, as a teacher at a projector would go through them:
+"""The lessons in headless Chromium, as a teacher at a projector would go through them:
 open a link in large type, one click on "Next" per step, a screenshot of every step
-(artifacts/screenshots/lessons_*.png), then the Layouts page. Skips without Chromium, except
-in CI where that is a failure (same server/page fixtures as tests/test_browser.py)."""
+(artifacts/screenshots/lessons_*.png), then the Layouts page. The fusion and tiling lessons run
+at a projector's 1280×720, with their exercises solved in the page (the screenshots committed
+under assets/screenshots/ are copies of these). Skips without Chromium, except in CI where that
+is a failure (same server/page fixtures as tests/test_browser.py)."""
 import re
 
 import pytest
 
 from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from conftest import SNIPPETS
+from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
@@ -21,15 +25,21 @@ def server():
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def browser():
     SHOTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(server)
-        expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(server, browser):
+    page = browser.new_page(viewport={"width": 1600, "height": 1000})
+    page.goto(server)
+    expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)
+    yield page
+    page.close()
 
 
 def _settled(page, timeout=180_000):
@@ -44,20 +54,24 @@ def _drawn(page, lesson: str, step: int):
     _settled(page)
 
 
+TITLES = {"coarsening": "Thread coarsening", "coalescing": "Coalescing", "fusion": "Kernel fusion",
+          "tiling": "Tiling and pipelining"}
+
+
 def _next(page, lesson: str, step: int, total: int):
     page.get_by_role("button", name="Next ▶").click()
-    title = {"coarsening": "Thread coarsening", "coalescing": "Coalescing"}[lesson]
+    title = TITLES[lesson]
     expect(page.get_by_text(f"{title} · step {step} of {total}")).to_be_visible(timeout=180_000)
     _drawn(page, lesson, step)
 
 
-def _shot(page, name: str):
+def _shot(page, name: str, width: int = 1600, height: int = 1000):
     """The whole step: Streamlit scrolls inside its main block, so grow the window to fit it."""
-    height = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight")
-    page.set_viewport_size({"width": 1600, "height": max(1000, min(int(height) + 120, 6000))})
+    full = page.evaluate("document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": max(height, min(int(full) + 120, 6000))})
     page.wait_for_timeout(400)
     page.screenshot(path=str(SHOTS / f"lessons_{name}.png"))
-    page.set_viewport_size({"width": 1600, "height": 1000})
+    page.set_viewport_size({"width": width, "height": height})
 
 
 COARSENING = ["kernel", "block", "ptx", "warps", "occupancy", "gpu", "full"]
@@ -116,3 +130,64 @@ def test_a_link_opens_the_step_and_the_layouts_page(page, server):
     expect(page.locator(".tl-grid").first).to_be_visible()
     expect(page.locator('[data-testid="stGraphVizChart"] svg').first).to_be_visible(timeout=60_000)
     _shot(page, "layouts_matmul_sm80")
+
+
+# ---- the fusion and tiling lessons at a projector's 1280x720 ------------------------------------
+FUSION = ["graph", "bytes", "ptx", "inductor", "exercise", "measured", "seed"]
+TILING = ["tile", "sm80", "sm90", "blocks", "stages", "grouping", "exercise", "measured"]
+
+
+@pytest.fixture()
+def projector(server, browser):
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    yield page
+    page.close()
+
+
+def _no_clipping(page):
+    """Nothing wider than the window: no page-level horizontal scroll at 1280 px, and no table
+    or code block that scrolls sideways inside itself (a projector cannot scroll)."""
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+    clipped = page.evaluate("""[...document.querySelectorAll(
+            '[data-testid="stTable"], [data-testid="stTable"] > div, [data-testid="stCode"] pre, [data-testid="stDataFrame"]')]
+        .filter(d => d.scrollWidth > d.clientWidth + 1 || d.getBoundingClientRect().right > window.innerWidth + 1)
+        .map(d => (d.innerText || '').slice(0, 60))""")
+    assert clipped == [], clipped
+
+
+def _solve(page, lesson: str, step: int, label: str, edit):
+    """Edit the exercise's kernel in its code editor, then Ctrl-Enter (= Check), wait for the verdict."""
+    expect(page.get_by_label(label)).to_be_visible()
+    fill_editor(page, edit(editor_text(page)))
+    page.keyboard.press("Control+Enter")
+    expect(page.get_by_text("Goal reached.")).to_be_visible(timeout=300_000)
+    _drawn(page, lesson, step)
+
+
+def _run_lesson(page, server, lesson: str, names: list[str], solve):
+    page.goto(f"{server}/lessons?lesson={lesson}&step=1&big=1")
+    _drawn(page, lesson, 1)
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "22px"
+    _no_clipping(page)
+    _shot(page, f"{lesson}_1_{names[0]}", 1280, 720)
+    for i, name in enumerate(names[1:], start=2):
+        _next(page, lesson, i, len(names))
+        assert page.locator("text=⟨").count() == 0                   # every figure filled in
+        if name == "exercise":
+            solve(page, i)
+        _no_clipping(page)
+        _shot(page, f"{lesson}_{i}_{name}", 1280, 720)
+    expect(page.get_by_role("button", name="Next ▶")).to_be_disabled()
+
+
+def test_fusion_lesson_at_1280x720(projector, server):
+    fused = (SNIPPETS / "lesson_fused_v4.py").read_text()
+    _run_lesson(projector, server, "fusion", FUSION,
+                lambda page, i: _solve(page, "fusion", i, "fuse_bias_relu.py — edit it, then press Check", lambda _: fused))
+    expect(projector.get_by_text("Not yet measured on a GPU").or_(projector.get_by_text("GB/s here")).first).to_be_visible()
+
+
+def test_tiling_lesson_at_1280x720(projector, server):
+    _run_lesson(projector, server, "tiling", TILING,
+                lambda page, i: _solve(page, "tiling", i, "matmul.py — edit it, then press Check",
+                                       lambda text: text.replace("BLOCK_N: int = 256", "BLOCK_N: int = 128")))

@@ -7,7 +7,9 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from apptest_panels import panels
 from conftest import ROOT, SNIPPETS
+from editor_helpers import editor
 
 APP = str(ROOT / "app" / "main.py")
 VADD = (SNIPPETS / "vadd.py").read_text()
@@ -38,24 +40,24 @@ def app():
 def test_page_survives(app, case):
     text, kind, message = CASES[case]
     assert LONG.count("\n") > 5000
-    app.text_area(key="source").input(text).run()
+    editor(app).input(text).run()
     app.button(key="compile").click().run()
     assert not app.exception, app.exception
-    assert app.text_area(key="source").value == text                # nothing the user typed is lost
+    assert editor(app).value == text                                # nothing the user typed is lost
     if kind:
         assert app.error and kind in app.error[0].value and message in app.error[0].value
     else:
         assert not app.error, [e.value for e in app.error]
-        assert any('data-stage="ptx"' in el.proto.body for el in app.get("html"))
+        assert "ptx" in panels(app)
     assert not (ROOT / "scribble.txt").exists()                    # the worker runs in a scratch folder
     # and it still serves: a plain compile works right after
-    app.text_area(key="source").input(VADD).run()
+    editor(app).input(VADD).run()
     app.button(key="compile").click().run()
     assert not app.error
 
 
 def test_huge_output_is_capped(app):
-    app.text_area(key="source").input(CASES["many megabytes of output"][0]).run()
+    editor(app).input(CASES["many megabytes of output"][0]).run()
     app.button(key="compile").click().run()
     shown = "".join(c.value for c in app.code)
     assert "earlier bytes of output dropped" in shown and len(shown) < 200_000

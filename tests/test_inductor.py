@@ -139,12 +139,10 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     assert len(pick.options) == 1 + 7                       # every config of every kernel
     pick.set_value(1).run()
     assert not at.exception, at.exception
-    import html as html_mod
-    import re
-    html = "\n".join(el.proto.body for el in at.get("html"))
-    text = html_mod.unescape(re.sub(r"<[^>]+>", "", html))
-    assert 'data-stage="ptx"' in html and 'data-stage="source"' in html
-    assert "tl.load(in_ptr0" in text and "ld.global" in text
+    from apptest_panels import panels
+    shown = panels(at)
+    assert {"ptx", "source"} <= set(shown)
+    assert "tl.load(in_ptr0" in "\n".join(shown["source"]["lines"]) and "ld.global" in "\n".join(shown["ptx"]["lines"])
 
 
 @pytest.mark.skipif(not inductor.gpu_probe(),

@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app import urlstate
+from apptest_panels import page_state, panels, selected
 from conftest import ROOT
 
 APP = str(ROOT / "app" / "main.py")
@@ -12,11 +13,6 @@ KERNELS = ["vector_add", "softmax", "ws:mine.py"]
 TARGETS = ["cuda:80", "cuda:90", "hip:gfx942"]
 WARPS = [None, 1, 2, 4, 8]
 STAGES = [None, 1, 2, 3]
-
-
-def _text(html: str) -> str:
-    import html as h
-    return h.unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def test_parse_and_encode_round_trip():
@@ -58,9 +54,9 @@ def test_link_reproduces_the_page():
     assert at.selectbox(key="num_warps").value == 8
     assert at.multiselect(key="stages-cuda").value == ["source", "ptx"]
     assert at.selectbox(key="follow").value == load_line
-    ptx = next(el.proto.body for el in at.get("html") if 'data-stage="ptx"' in el.proto.body)
-    assert re.search(r"\.target\s+sm_80", _text(ptx))
-    assert re.search(rf'class="l [^"]*\bsel\b[^"]*" data-line="\d+" data-py="{load_line}"', ptx)
+    ptx = panels(at)["ptx"]
+    assert any(re.search(r"\.target\s+sm_80", line) for line in ptx["lines"])
+    assert page_state(at) == {"follow": load_line, "present": False} and selected(ptx, load_line)
     assert at.query_params == {**link, "launch": "1"}   # the page writes back what it shows
 
     # change the page: the URL follows
@@ -76,8 +72,26 @@ def test_link_reproduces_the_page():
     assert again.selectbox(key="target").value == "cuda:90"
     assert again.multiselect(key="stages-cuda").value == ["ttgir", "ptx"]
     assert again.selectbox(key="follow").value == load_line
-    assert any(re.search(r"\.target\s+sm_90", _text(el.proto.body))
-               for el in again.get("html") if 'data-stage="ptx"' in el.proto.body)
+    assert any(re.search(r"\.target\s+sm_90", line) for line in panels(again)["ptx"]["lines"])
+
+
+def test_present_in_the_link():
+    assert urlstate.parse({"present": "1"}, KERNELS, TARGETS, WARPS, STAGES).present
+    assert not urlstate.parse({"present": "yes"}, KERNELS, TARGETS, WARPS, STAGES).present
+    assert urlstate.encode({"kernel": "softmax", "present": True}) == {"kernel": "softmax", "present": "1"}
+    assert urlstate.encode({"kernel": "softmax", "present": False}) == {"kernel": "softmax"}
+
+
+def test_present_link_opens_two_panels_in_presentation_mode():
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update({"kernel": "vector_add", "present": "1", "run": "1"})
+    at.run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert list(panels(at)) == ["source", "ptx"] and page_state(at)["present"] is True
+    assert at.query_params["present"] == "1"
+    at.button(key="present-exit").click().run()
+    assert page_state(at)["present"] is False and "present" not in at.query_params
+    assert list(panels(at)) == ["source", "ttgir", "ptx"]
 
 
 def test_bad_link_warns_and_still_works():

@@ -6,6 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from conftest import ROOT
+from editor_helpers import editor
 from inspectors.store.history import HistoryStore, new_record
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.store.workspace import MAX_STEM, Workspace, WorkspaceError, safe_name
@@ -153,14 +154,14 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     library = (ROOT / "kernels" / "vector_add.py").read_bytes()
     app = _app()
     app.selectbox(key="picker").set_value("vector_add").run()
-    original = app.text_area(key="source").value
+    original = editor(app).value
     small = original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")
     assert small != original
-    app.text_area(key="source").input(small).run()
+    editor(app).input(small).run()
     assert (workspace_dir / "vector_add.py").read_text() == small      # saved as a copy, on edit
     app.button(key="compile").click().run()
     assert not app.exception and not app.error
-    app.text_area(key="source").input(original + "\n# back to 1024\n").run()
+    editor(app).input(original + "\n# back to 1024\n").run()
     app.button(key="compile").click().run()
     assert (workspace_dir / "vector_add.py").read_text() == original + "\n# back to 1024\n"
     assert (ROOT / "kernels" / "vector_add.py").read_bytes() == library   # the library is never written
@@ -170,7 +171,7 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     again = _app()
     assert "📄 vector_add.py" in again.selectbox(key="picker").options
     again.selectbox(key="picker").set_value("ws:vector_add.py").run()
-    assert again.text_area(key="source").value == original + "\n# back to 1024\n"
+    assert editor(again).value == original + "\n# back to 1024\n"
     again.switch_page("views/diff.py").run()
     assert not again.exception, again.exception
     assert len(again.selectbox(key="cmp-a").options) == 2
@@ -180,11 +181,11 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
 def test_compare_with_previous_button(workspace_dir):
     app = _app()
     app.selectbox(key="picker").set_value("vector_add").run()
-    original = app.text_area(key="source").value
-    app.text_area(key="source").input(original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")).run()
+    original = editor(app).value
+    editor(app).input(original.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 128")).run()
     app.button(key="compile").click().run()
     assert app.button(key="compare-previous").disabled
-    app.text_area(key="source").input(original).run()
+    editor(app).input(original).run()
     app.button(key="compile").click().run()
     app.button(key="compare-previous").click().run()
     assert not app.exception, app.exception
@@ -214,3 +215,26 @@ def test_workspace_actions_in_the_app(workspace_dir):
     assert app.selectbox(key="picker").value == "ws:my_add-copy.py"
     assert (workspace_dir / "my_add-copy.py").is_file()
     assert sorted(p.name for p in workspace_dir.glob("*.py")) == ["my_add-copy.py", "my_add.py"]
+
+
+# -- one workspace per student (a server for a class) -------------------------------------------
+
+def test_user_folders_are_distinct_and_inside_users(tmp_path):
+    from inspectors.store.workspace import user_folder
+    names = ["alice", "Alice", "ann.lee", "ann-lee", "../bob", "/etc/passwd", "..", "日本", "a" * 500]
+    folders = [user_folder(tmp_path, n) for n in names]
+    assert len(set(folders)) == len(names)                       # no two users share a folder
+    for f in folders:
+        assert f.parent == tmp_path / "users" and "/" not in f.name and not f.name.startswith(".")
+    assert user_folder(tmp_path, "alice") == user_folder(tmp_path, "alice")   # stable
+
+
+def test_one_students_workspace_never_lists_or_opens_anothers(tmp_path):
+    from inspectors.store.workspace import Workspace, user_folder
+    alice, bob = Workspace(user_folder(tmp_path, "alice")), Workspace(user_folder(tmp_path, "bob"))
+    alice.create("mine", "x = 1\n")
+    assert [e.name for e in alice.list()] == ["mine.py"] and list(bob.list()) == []
+    assert not bob.exists("mine.py")
+    for name in ("../alice-2bd806c97f0e/mine.py", "../../users/alice/mine", "/etc/passwd"):
+        with pytest.raises(WorkspaceError):
+            bob.read(name)

@@ -82,6 +82,21 @@ def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
 
 
 # ---- the kernel viewer, shared by both modes ---------------------------------------------------
+def _server_status() -> None:
+    """The compile pool and the shared result cache: what they hold, and a way to empty it."""
+    with st.expander("Compile server: workers, queue, result cache", expanded=False):
+        pool = services.engine().status()
+        size = services.results().size()
+        st.markdown(f"**{pool['workers']}** warm compile workers ({pool['slots']} now, spares included) · "
+                    f"**{pool['running']}** compiling · **{pool['waiting']}** waiting · {pool['completed']} done  \n"
+                    f"Result cache, shared by every session: {size.describe()}")
+        if st.button("Clear the result cache", key="clear_results",
+                     help="Every session compiles again on its next Compile; the Triton cache is kept"):
+            services.results().clear()
+            st.toast("Result cache cleared")
+            st.rerun()
+
+
 def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
     kernel, entry = opened.kernel, opened.entry
     md, opts = kernel.metadata, kernel.options
@@ -113,11 +128,7 @@ def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
         "Follow a Python line (or click any line in a panel)", [None] + mapped, key=f"{key}-follow",
         format_func=lambda n: "—" if n is None else (
             f"{n}: {source_lines[n - 1].strip()[:90]}" if n <= len(source_lines) else f"line {n} of {opened.filename}"))
-    for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
-        with column:
-            py_lines = ({n: n for n in mapped} if name == "source"
-                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
-            panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
+    panels.render_panels(kernel, chosen, smap, mapped, f"{key}-follow", selected_py)
     panels.render_insight(insight, kernel, source_lines)
 
 
@@ -126,15 +137,17 @@ st.title("Kernels from caches and torch.compile")
 st.caption("Open kernels that Triton already compiled — your Triton cache, a `TRITON_KERNEL_DUMP` folder, a cache "
            "copied from another machine, or what torch.compile generated — in the stage viewer. Nothing is "
            "compiled again: every stage comes from the cache's files.")
+_server_status()
 mode = st.radio("Kernels from", ["Cache browser", "torch.compile"], horizontal=True, key="caches_mode")
 
 opened: cache.OpenedKernel | None = None
 
 if mode == "Cache browser":
-    locations = cache.default_locations(settings.triton_cache_dir)
+    # On a class server the caches hold every student's kernels: only the shared fixture is offered.
+    locations = [] if settings.per_user_workspaces else cache.default_locations(settings.triton_cache_dir)
     if FIXTURE.is_dir():
         locations.append(("torch.compile cache from an H100 (fixture)", FIXTURE / "triton" / "0"))
-    labels = [f"{label} — {path}" for label, path in locations] + [OTHER]
+    labels = [f"{label} — {path}" for label, path in locations] + ([] if settings.per_user_workspaces else [OTHER])
     pick = st.selectbox("Folder", labels, key="cache_location")
     if pick == OTHER:
         typed = st.text_input("Folder path", key="cache_folder",

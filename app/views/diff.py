@@ -41,8 +41,8 @@ def _from_history():
     infos = session.all_infos()
     if len(infos) < 2:
         st.info("Nothing to compare yet: compile in the **Explorer**, change something (the kernel, "
-                "a constexpr, num_warps, the target), compile again, then press **Compare with previous** — "
-                "or compare two option sets of one kernel here.")
+                "a constexpr, num_warps, the target), compile again, then press **Compare** above the "
+                "panels — or compare two option sets of one kernel here.")
         return None
     ids = [i.id for i in reversed(infos)]            # newest first
     numbers = {i.id: n for n, i in enumerate(infos, 1)}

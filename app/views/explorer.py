@@ -1,9 +1,13 @@
 """The explorer page: compile a Triton kernel without a GPU and see every stage side by side.
 
 Top to bottom: sidebar (kernel, target, options, Compile; the workspace file's actions),
-the editor, the launches the example made, history and export, two or three stage
-panels, and what they mean (memory operations, programs and threads, registers and
-occupancy). The page state lives in the URL (see app/urlstate.py), so a link reproduces it.
+the editor (folded to one line after a kernel's first compile, so that the panels are on
+the first screen at 1280×720), one bar (launch, stages, followed line, compare, export,
+history), two or three stage panels down to the bottom of the screen, and what they mean
+(memory operations, programs and threads, registers and occupancy). Presentation mode
+(app/present.py, `?present=1`) folds the sidebar and the editor into one bar and gives two
+panels the screen. The page state lives in the URL (see app/urlstate.py), so a link
+reproduces it.
 
 Kernels are files: workspace files (`ws:NAME.py`) are saved as they are edited and
 compiled; editing a library kernel saves a copy in the workspace (the library file is
@@ -15,7 +19,8 @@ import time
 
 import streamlit as st
 
-from app import panels, services, session, urlstate
+from app import panels, present, services, session, urlstate
+from app.components import code_editor
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -79,6 +84,7 @@ def _say(message: str, kind: str = "info") -> None:
 def _save_current() -> None:
     """The editor's text to its file. A library kernel is never written: its first edit
     becomes a workspace copy."""
+    code_editor.flush("source")        # keystrokes that arrived with this run, into the file they belong to
     entry, text = st.session_state.get("editing"), st.session_state.get("source")
     if not entry or text is None or entry == NEW_KERNEL:
         return
@@ -100,11 +106,11 @@ def _open(entry: str, set_picker: bool = True) -> None:
         st.session_state["picker"] = entry
     st.session_state["editing"] = entry
     try:
-        st.session_state["source"] = _text_of(entry)
+        code_editor.set_text("source", _text_of(entry))
     except (WorkspaceError, OSError) as e:
         _say(str(e), "error")
-        st.session_state["source"] = ""
-    for key in ("result", "current_record"):
+        code_editor.set_text("source", "")
+    for key in ("result", "current_record", "compile_request"):
         st.session_state.pop(key, None)
 
 
@@ -196,6 +202,8 @@ if "_url_applied" not in st.session_state:
                          WARPS, STAGE_COUNTS)
     if url.kernel:
         _open(url.kernel)
+    if url.present:
+        present.set_on(True)
     for key in ("target", "num_warps", "num_stages", "constexprs", "signature"):
         if getattr(url, key) is not None:
             st.session_state[key] = getattr(url, key)
@@ -214,6 +222,7 @@ if st.session_state.get("picker") not in entries and "picker" in st.session_stat
 with st.sidebar:
     st.title("Triton Lens")
     st.caption("See what the Triton compiler does with a kernel — no GPU needed to compile.")
+    present.toggle()
     st.selectbox("Kernel", entries, key="picker", format_func=_label, on_change=_on_pick)
     if "source" not in st.session_state:
         _open(st.session_state["picker"], set_picker=False)
@@ -222,17 +231,20 @@ with st.sidebar:
         st.session_state["target"] = (settings.default_target if settings.default_target in target_keys
                                       else target_keys[0])
     st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
-    st.selectbox("num_warps", WARPS, key="num_warps",
-                 format_func=lambda v: "as the launcher says" if v is None else str(v))
-    st.selectbox("num_stages", STAGE_COUNTS, key="num_stages",
-                 format_func=lambda v: "as the launcher says" if v is None else str(v))
+    # side by side and the rare options folded: Compile stays on the first screen at 1280×720
+    w_col, s_col = st.columns(2, gap="small")
+    w_col.selectbox("num_warps", WARPS, key="num_warps", help="default: as the launcher says",
+                    format_func=lambda v: "default" if v is None else str(v))
+    s_col.selectbox("num_stages", STAGE_COUNTS, key="num_stages", help="default: as the launcher says",
+                    format_func=lambda v: "default" if v is None else str(v))
     st.text_input("constexpr overrides", key="constexprs", placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
                   help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
-    st.text_input("signature (files without example())", key="signature",
-                  placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
-                  help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
-                       "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
-    st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
+    with st.expander("Signature, time limit", expanded=bool(st.session_state.get("signature"))):
+        st.text_input("signature (files without example())", key="signature",
+                      placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
+                      help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
+                           "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
+        st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
     compile_clicked = st.button("Compile", type="primary", key="compile", width="stretch")
 
     current_file = _file_of(st.session_state["picker"])
@@ -258,14 +270,31 @@ with st.sidebar:
         with st.expander("About this kernel", expanded=False):
             st.markdown(kernels.get(st.session_state["picker"]).note)
 
+present.apply()
+_arch = targets.parse(st.session_state["target"]).label.split(" · ")[0]          # "sm_90"
+present_bar = panels.present_bar(f"**{_filename()}** · {_arch}") if present.on() else None
+compile_clicked = compile_clicked or bool(present_bar and present_bar.compile)
+
 message = st.session_state.pop("ws_message", None)
 if message:
     getattr(st, message[0])(message[1])
 
+compile_clicked = compile_clicked or code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
 
-# ---- editor -----------------------------------------------------------------------------------
-st.text_area("Kernel file (Python: @triton.jit kernels, a launcher and example())", key="source", height=300,
-             on_change=_on_edit)
+# The editor's box: an expander (one line when folded) that presentation mode hides. It folds
+# on the first compile of each kernel and opens again if that compile fails; after that it
+# stays as the user leaves it. The editor itself is drawn into it after the compile below, so
+# that it marks the line of this compile's error.
+if st.session_state.pop("_editor_reopen", False):
+    st.session_state["tlens-editor"] = True
+elif (compile_clicked or (pending is not None and pending.run)) and \
+        st.session_state.get("_editor_folded_for") != st.session_state["picker"]:
+    st.session_state["_editor_folded_for"] = st.session_state["picker"]
+    st.session_state["tlens-editor"] = False
+st.session_state.setdefault("tlens-editor", True)
+_editor_box = st.expander(f"✎ Kernel file · {_filename()}", key="tlens-editor", on_change="rerun")
+with _editor_box:
+    editor_box = st.container()
 
 
 # ---- compile ----------------------------------------------------------------------------------
@@ -290,16 +319,35 @@ def _request() -> CompileRequest | None:
 
 if compile_clicked or (pending is not None and pending.run):
     _save_current()
-    request = _request()
-    if request is not None:
-        with st.status(f"Compiling for {targets.parse(request.target).label}…", expanded=False) as status:
+    st.session_state["compile_request"] = _request()
+# The request waits in the session until its result is stored: a keystroke in the editor starts
+# a new run and stops this one at its next st call, and a Compile click is not replayed.
+request = st.session_state.get("compile_request")
+if request is not None:
+    # a spinner, gone when done: the panels take its place (a failure says so below)
+    with st.spinner(f"Compiling for {targets.parse(request.target).label}…"):
+        try:
             result = services.compile_kernel(request, float(st.session_state["timeout"]))
-            status.update(label="Compiled" if result.ok else "Compile failed",
-                          state="complete" if result.ok else "error")
+        except Exception:
+            st.session_state.pop("compile_request", None)
+            raise
+
+    def _store(request=request, result=result):
         st.session_state["result"] = result
         st.session_state["result_request"] = request
         info = session.record(_file_of(st.session_state["picker"]) or _filename(), request, result)
         st.session_state["current_record"] = info.id if info else None
+    services.finish_once("compile_request", request, _store)
+    if not result.ok and not result.partial and not st.session_state.get("tlens-editor") and not present.on():
+        st.session_state["_editor_reopen"] = True          # show the editor with the error
+        st.rerun()
+
+with editor_box:
+    failed = st.session_state.get("result")
+    error = failed.error if failed is not None and not failed.ok else None
+    code_editor.code_editor("source", label="Kernel file (Python: @triton.jit kernels, a launcher and example())",
+                            error_line=error.line if error else None,
+                            error_message=error.headline() if error else None, height_px=340, on_change=_on_edit)
 
 
 # ---- results ----------------------------------------------------------------------------------
@@ -320,46 +368,57 @@ else:
         panels.render_partial(result)
     if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
         st.session_state["launch"] = pending.launch
-    kernel = panels.pick_launch(result.kernels)
-    panels.render_launch_card(kernel, result)
-
-    # history, compare, export
-    current = st.session_state.get("current_record")
-    previous = session.previous_of(current) if current else None
-    h1, h2, h3 = st.columns([1.2, 1.4, 3])
-    if h1.button("⇄ Compare with previous", key="compare-previous", disabled=previous is None,
-                 help="Open the Compare page: this compile against the one before it"):
-        st.session_state["compare_pick"] = (previous, current)
-        st.switch_page("views/diff.py")
-    request_now = st.session_state.get("result_request")
-    if request_now is not None:
-        h2.download_button("⬇ Zip: every stage + report", key="export", on_click="ignore",
-                           data=lambda r=request_now, res=result, f=_filename(): export.bundle(r, res, f),
-                           file_name=f"{_filename()[:-3]}-{kernel.target.replace(':', '_')}.zip",
-                           mime="application/zip")
-    n_compiles = len(session.session_ids())
-    with h3.expander(f"History ({n_compiles} compile{'' if n_compiles == 1 else 's'} this session)"):
-        infos = session.all_infos()[-15:]
-        st.table([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
-                   "target": i.target, "options": i.options,
-                   "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
-                  for i in reversed(infos)])
-        st.caption("Pick any two on the Compare page.")
+    if present_bar is not None:
+        kernel = panels.pick_launch(result.kernels, present_bar.launch, compact=True)
+    else:
+        multi = len(result.kernels) > 1
+        bar = st.columns([2.0, 2.6, 2.4] if multi else [2.6, 2.4], vertical_alignment="bottom")
+        kernel = panels.pick_launch(result.kernels, bar[0] if multi else None)
+        stage_col, follow_col = bar[-2:]
+        card, a1, a2, a3 = st.columns([6.2, 1.15, 0.8, 1.0], vertical_alignment="center", gap="small")
+        with card:
+            panels.render_launch_card(kernel, result)
+        current = st.session_state.get("current_record")
+        previous = session.previous_of(current) if current else None
+        if a1.button("Compare", icon=":material/compare_arrows:", key="compare-previous", disabled=previous is None,
+                     width="stretch", help="Compare with previous: open the Compare page on this compile "
+                                           "against the one before it"):
+            st.session_state["compare_pick"] = (previous, current)
+            st.switch_page("views/diff.py")
+        request_now = st.session_state.get("result_request")
+        if request_now is not None:
+            a2.download_button("Zip", icon=":material/download:", key="export", on_click="ignore", width="stretch",
+                               help="Zip: every stage of every launch + a report.md",
+                               data=lambda r=request_now, res=result, f=_filename(): export.bundle(r, res, f),
+                               file_name=f"{_filename()[:-3]}-{kernel.target.replace(':', '_')}.zip",
+                               mime="application/zip")
+        n_compiles = len(session.session_ids())
+        with a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "
+                        "this session", width="stretch"):
+            infos = session.all_infos()[-15:]
+            st.table([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
+                       "target": i.target, "options": i.options,
+                       "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
+                      for i in reversed(infos)])
+            st.caption("Pick any two on the Compare page.")
 
     backend = targets.parse(kernel.target).backend
     failed = kernel.error.stage if kernel.error is not None else None
     available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
-    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD)
+    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two when presenting
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
-    stage_key = f"stages-{backend}"
+    stage_key = f"{'present-' if present_bar else ''}stages-{backend}"
     if pending is not None and pending.panels:
-        st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]]
+        st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]][
+            :2 if present_bar else 3]
     if stage_key not in st.session_state:
-        st.session_state[stage_key] = [n for n in ("source", "ttgir", machine) if n in kernel.stages]
+        st.session_state[stage_key] = [n for n in (("source", machine) if present_bar else ("source", "ttgir", machine))
+                                       if n in kernel.stages]
         if failed in [s.name for s in available] and failed not in st.session_state[stage_key]:
-            st.session_state[stage_key] = st.session_state[stage_key][-2:] + [failed]
-    chosen = st.multiselect("Stages side by side", [s.name for s in available], key=stage_key,
-                            format_func=lambda n: stages.get(n).label, max_selections=3)
+            st.session_state[stage_key] = st.session_state[stage_key][-(1 if present_bar else 2):] + [failed]
+    chosen = (present_bar.stages if present_bar else stage_col).multiselect(
+        "Stages side by side", [s.name for s in available], key=stage_key, format_func=lambda n: stages.get(n).label,
+        max_selections=2 if present_bar else 3, label_visibility="collapsed" if present_bar else "visible")
     filename = _filename()
     insight = services.insight(kernel, chosen, filename)
     smap = insight.source_map
@@ -367,18 +426,18 @@ else:
     source_lines = kernel.stages["source"].splitlines()
     if pending is not None and pending.line in mapped:
         st.session_state["follow"] = pending.line
-    selected_py = st.selectbox(
-        "Follow a Python line (or click any line in a panel)", [None] + mapped, key="follow",
-        format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}")
-    for column, name in zip(st.columns(max(len(chosen), 1)), chosen):
-        with column:
-            py_lines = ({n: n for n in mapped} if name == "source"
-                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
-            panels.render_stage_panel(stages.get(name), kernel, py_lines, selected_py)
+    selected_py = (present_bar.follow if present_bar else follow_col).selectbox(
+        "Follow a Python line (or click a line)", [None] + mapped, key="follow",
+        format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}",
+        label_visibility="collapsed" if present_bar else "visible")
+    panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py)
+    if present_bar is not None:
+        panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines)
     panels.render_output(result.output)
     url_state.update(panels=chosen, launch=st.session_state.get("launch") if len(result.kernels) > 1 else None,
                      line=selected_py, run=True)
+url_state["present"] = present.on()
 
 st.query_params.from_dict(urlstate.encode(url_state))
 st.session_state["_kept"] = {k: st.session_state[k] for k in KEPT if k in st.session_state}

@@ -11,6 +11,7 @@ import html
 import streamlit as st
 
 from app import services
+from app.components import code_editor
 from inspectors.read import passes
 from inspectors.explain import passdiff
 from inspectors.base import settings as settings_mod
@@ -31,8 +32,9 @@ DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir":
 
 
 def _on_kernel():
-    st.session_state["passes_source"] = kernels.get(st.session_state["passes_kernel"]).source()
+    code_editor.set_text("passes_source", kernels.get(st.session_state["passes_kernel"]).source())
     st.session_state.pop("passes_result", None)
+    st.session_state.pop("passes_request", None)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -76,18 +78,33 @@ st.title("Pass pipeline")
 st.caption("The IR after every MLIR pass (TTIR → TTGIR → LLVM dialect) and every LLVM pass (optimizer, codegen "
            "preparation, machine IR), from Triton's own dumps (`MLIR_ENABLE_DUMP=1`, `LLVM_IR_ENABLE_DUMP=1`, set "
            "in the compile worker for this compile only). No GPU needed.")
-st.text_area("Kernel file", key="passes_source", height=200)
+editor_box = st.container()         # drawn after the compile, to mark the line of its error
+run = run or code_editor.compile_requested("passes_source")       # Ctrl/Cmd-Enter in the editor
 
 if run:
-    request = CompileRequest(source=st.session_state["passes_source"],
-                             filename=f"{st.session_state['passes_kernel']}.py",
-                             target=st.session_state["passes_target"], sass=False, pass_dump=True,
-                             max_output_bytes=settings.max_output_bytes)
+    st.session_state["passes_request"] = CompileRequest(
+        source=st.session_state["passes_source"], filename=f"{st.session_state['passes_kernel']}.py",
+        target=st.session_state["passes_target"], sass=False, pass_dump=True,
+        max_output_bytes=settings.max_output_bytes)
+# kept until its result is: a keystroke in the editor starts a new run, which stops this one
+request = st.session_state.get("passes_request")
+if request is not None:
     with st.status("Compiling with the pass dumps on…", expanded=False) as status:
-        result = services.compile_kernel(request, float(settings.compile_timeout_s))
+        try:
+            result = services.compile_kernel(request, float(settings.compile_timeout_s))
+        except Exception:
+            st.session_state.pop("passes_request", None)
+            raise
+        services.finish_once("passes_request", request,
+                             lambda: st.session_state.__setitem__("passes_result", result))
         status.update(label="Compiled" if result.ok else "Compile failed", state="complete" if result.ok else "error")
-    st.session_state["passes_result"] = result
 
+with editor_box:
+    failed = st.session_state.get("passes_result")
+    error = failed.error if failed is not None and not failed.ok else None
+    code_editor.code_editor("passes_source", label="Kernel file", height_px=260,
+                            error_line=error.line if error else None,
+                            error_message=error.headline() if error else None)
 result = st.session_state.get("passes_result")
 if result is None:
     st.info("Pick a kernel and press **Compile with pass dumps**.")

@@ -1,7 +1,8 @@
 """Errors cross the worker boundary as values: a kind, a message and the source line.
 
 The kinds are a stable contract (CLI JSON, scripts): syntax, compile, runtime, timeout, usage,
-crash (the worker died: killed for memory, a segfault in user code).
+crash (the worker died: killed for memory, a segfault in user code), busy (the session already
+has as many compiles queued or running as the server allows; nothing was run).
 
 A stage that fails after others were made (ptxas crashes on the PTX, nvdisasm fails on the
 cubin, LLVM aborts while making LLVM IR) names itself in `stage` (a key of the stage table:
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-KINDS = ("syntax", "compile", "runtime", "timeout", "usage", "crash")
+KINDS = ("syntax", "compile", "runtime", "timeout", "usage", "crash", "busy")
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,19 @@
 | TLENS_MAX_OUTPUT_BYTES     | 65536                           | user stdout/stderr kept per compile       |
 | TLENS_WORKSPACE_DIR        | ~/.local/share/triton-lens/workspace | the user's kernel files and history  |
 | TLENS_REPRO_DIR            | ~/.cache/triton-lens/repro      | inputs of failed tools (the PTX ptxas crashed on), named by their repro commands |
+| TLENS_LESSONS_DIR          | (none)                          | a teacher's folder of lesson files        |
+| TLENS_WORKERS              | from cores and memory           | warm compile workers in the pool          |
+| TLENS_SESSION_JOBS         | 2                               | compiles one session may have queued/running |
+| TLENS_USER_HEADER          | (unset)                         | header naming the user (set by an auth proxy): one workspace each |
+| TLENS_CLASS                | 0                               | 1: one workspace per browser even without the header |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
 real `~/.triton/cache`. The workspace holds the user's kernels as plain `.py` files
 (edits of library kernels are saved there as copies) and, in `.history/`, the last
-compiles for comparing.
+compiles for comparing. A lessons folder adds a teacher's lesson files (`*.md`, the format of
+assets/lessons/_TEMPLATE.md) to the bundled ones; a file there with a bundled lesson's name
+replaces it.
 """
 from __future__ import annotations
 
@@ -32,6 +39,22 @@ class Settings:
     max_output_bytes: int
     workspace_dir: Path = Path.home() / ".local" / "share" / "triton-lens" / "workspace"
     repro_dir: Path = Path.home() / ".cache" / "triton-lens" / "repro"
+    lessons_dir: Path | None = None
+    workers: int = 1
+    session_jobs: int = 2
+    user_header: str = ""
+    per_user_workspaces: bool = False
+
+
+def default_workers() -> int:
+    """One worker per core, at most one per 2 GiB of memory (a busy worker holds torch, Triton
+    and a compile: ~0.4-1.5 GiB), at least 1 and at most 8."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError, AttributeError):
+        mem_gib = 4.0
+    return max(1, min(cores, int(mem_gib // 2), 8))
 
 
 def load() -> Settings:
@@ -46,4 +69,9 @@ def load() -> Settings:
         workspace_dir=Path(env("TLENS_WORKSPACE_DIR") or
                            str(Path.home() / ".local" / "share" / "triton-lens" / "workspace")).expanduser(),
         repro_dir=Path(env("TLENS_REPRO_DIR") or str(Path.home() / ".cache" / "triton-lens" / "repro")).expanduser(),
+        lessons_dir=Path(env("TLENS_LESSONS_DIR")).expanduser() if env("TLENS_LESSONS_DIR") else None,
+        workers=int(env("TLENS_WORKERS") or default_workers()),
+        session_jobs=int(env("TLENS_SESSION_JOBS", "2")),
+        user_header=env("TLENS_USER_HEADER", ""),
+        per_user_workspaces=env("TLENS_CLASS", "0") == "1" or bool(env("TLENS_USER_HEADER")),
     )

@@ -323,3 +323,19 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def graph_fragments_in(inductor_dir: Path) -> dict:
+    """{kernel name: FxGraph} of every wrapper module under `inductor_dir` (a run's folder or a
+    copied cache such as tests/fixtures/inductor_cache): the eager ops each kernel fuses."""
+    from inspectors.read.fxgraph import graph_fragments
+    out = {}
+    for wrapper in sorted(Path(inductor_dir).glob("*/*.py")):
+        try:
+            text = wrapper.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "# Graph fragment:" in text:
+            for g in graph_fragments(text):
+                out.setdefault(g.kernel, g)
+    return out

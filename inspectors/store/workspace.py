@@ -15,6 +15,7 @@ the folder: files are listed and opened only when they are regular files inside 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -218,3 +219,23 @@ class Workspace:
         old = sorted(p for p in self._trash().iterdir() if _TRASH_RE.match(p.name))[:-KEEP_TRASH]
         for p in old:
             p.unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------ one folder per user
+
+_USER_SLUG_RE = re.compile(r"[^a-z0-9]+")
+
+
+def user_folder(root: Path, user: str) -> Path:
+    """The workspace of `user` (a name from the authenticating proxy, or a browser's token)
+    under `root/users/`: a readable slug plus a hash of the exact name, so two names that slug
+    alike ("Ann.Lee", "ann-lee") still get different folders, and no name is ever a path:
+
+        user_folder(root, "alice")     -> root/users/alice-2bd806c97f0e
+        user_folder(root, "../bob")    -> root/users/bob-<hash>        (inside users/, always)
+    """
+    if not user:
+        raise WorkspaceError("no user: a per-user workspace needs a user name or token")
+    slug = _USER_SLUG_RE.sub("-", unicodedata.normalize("NFKC", user).lower()).strip("-")[:32] or "user"
+    digest = hashlib.sha256(user.encode("utf-8")).hexdigest()[:12]
+    return Path(root) / "users" / f"{slug}-{digest}"

@@ -1,0 +1,43 @@
+"""The stage panel: a Streamlit custom component (components v2; plain JS and CSS files, no
+build step) that draws one compiler stage, only the lines in view.
+
+    stage_panel(payload.encode(payload.build("ptx", text, "add_kernel.ptx", py_lines)),
+                key="panel-ptx-0", on_follow=lambda py: ...)
+    page_state(follow=27, present=False)      # once per page, before or after the panels
+
+The payload is sent once: a rerun that passes the same bytes leaves the panel as it is (the
+browser gets a cached-message reference, the panel's code is not run again). Search, the
+"only matching lines" filter, wrap, font size and download happen in the browser; a click on a
+line follows its Python line in every panel at once, then calls `on_follow(python_line)`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import streamlit as st
+from pygments.formatters import HtmlFormatter
+
+HERE = Path(__file__).resolve().parent
+_JS = (HERE / "panel.js").read_text()
+# pygments' colours for its token classes, then ours (ours win where both set a rule)
+_CSS = HtmlFormatter(style="default").get_style_defs(".tp-scroll") + "\n" + (HERE / "panel.css").read_text()
+
+_PANEL = st.components.v2.component("tlens_stage_panel", css=_CSS, js=_JS, isolate_styles=True)
+_PAGE = st.components.v2.component("tlens_page_state", js=(HERE / "page.js").read_text(), isolate_styles=False)
+
+
+def stage_panel(payload: bytes, key: str, on_follow: Callable[[int], None] | None = None) -> None:
+    """One panel. `payload`: `payload.encode(payload.build(...))`, best cached by the caller."""
+    def _followed():
+        value = (st.session_state.get(key) or {}).get("follow")
+        if value and on_follow is not None:
+            on_follow(int(value))
+
+    _PANEL(key=key, data=payload, on_follow_change=_followed, height="content")
+
+
+def page_state(follow: int | None, present: bool, key: str = "tlens-page-state") -> None:
+    """The followed Python line and presentation mode, for every panel on the page (small:
+    changing it re-sends neither panel)."""
+    _PAGE(key=key, data={"follow": follow, "present": bool(present)}, height=0)

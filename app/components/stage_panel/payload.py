@@ -1,0 +1,191 @@
+"""What a stage panel is sent, once: the stage text's lines, each line's kind (the colours),
+the Python line it comes from, and its tokens. Pure (no Streamlit), tested directly.
+
+The browser gets bytes: b"TLP1" + a 32-hex digest of the JSON + the JSON gzipped. The
+digest lets the panel tell a re-sent copy of the same text from a new text without
+parsing it; gzip makes a 20,000-line SASS panel ~0.2 MB on the wire instead of ~2 MB.
+
+Tokens are one string per line, a run per token: a class letter and a length, e.g. the PTX
+line `\tld.global.v4.b32 {%r1}` -> "A1B16A1C5..." where "A" is plain text and "B" is the
+`classes[1]` pygments class (`k`). Plain text at the end of a line is left out.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from pygments.formatters.html import _get_ttype_class
+from pygments.lexer import RegexLexer
+from pygments.token import Punctuation, Text, Whitespace, _TokenType
+
+from app import render
+from inspectors.base import stages
+from inspectors.read.lexers import lexer_for
+
+MAGIC = b"TLP1"
+CODES = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"   # "A" = plain, then classes[1:]
+_PLAIN = {Text, Whitespace, Punctuation, Text.Whitespace, Punctuation.Marker}
+
+
+@dataclass(frozen=True)
+class Tokens:
+    classes: tuple[str, ...]      # pygments short class names; classes[0] == "" (plain)
+    lines: tuple[str, ...]        # one run string per line
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as the panels number them: the source map's and line_classes' numbering."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()
+    return lines
+
+
+def _css_class(ttype) -> str:
+    """Pygments' own short class for a token type (`Keyword` -> "k"), "" for plain text."""
+    if ttype in _PLAIN or ttype.parent in (Text, Whitespace) and ttype not in (Text.Error,):
+        return ""
+    while ttype is not None:
+        cls = _get_ttype_class(ttype)
+        if cls:
+            return cls
+        ttype = ttype.parent
+    return ""
+
+
+def _one_regex(lexer) -> tuple[re.Pattern, list] | None:
+    """A single-state RegexLexer whose rules are all (regex, token type) as one alternation of
+    named groups: Python's `re` takes the first alternative that matches, as pygments takes the
+    first rule, and `finditer` walks the text in C (our SASS lexer: 0.47 s -> ~0.1 s for
+    20,000 lines). None for any other lexer (pygments' own PTX, LLVM, Python lexers)."""
+    if not isinstance(lexer, RegexLexer) or set(type(lexer).tokens) != {"root"}:
+        return None
+    rules = type(lexer).tokens["root"]
+    if not all(isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], str) and isinstance(r[1], _TokenType)
+               for r in rules):
+        return None
+    pattern = "|".join(f"(?P<r{i}>{rx})" for i, (rx, _) in enumerate(rules))
+    return re.compile(pattern, lexer.flags), [t for _, t in rules]
+
+
+def _tokens(lexer, text: str):
+    """(token type, text) over the whole text, as `lexer.get_tokens` gives them."""
+    fast = _one_regex(lexer)
+    if fast is None:
+        yield from lexer.get_tokens(text)
+        return
+    rx, types = fast
+    pos = 0
+    for m in rx.finditer(text):
+        if m.start() != pos:                                # nothing matched here: pygments' Error
+            yield Text, text[pos:m.start()]
+        yield types[int(m.lastgroup[1:])], m.group()
+        pos = m.end()
+    if pos < len(text):
+        yield Text, text[pos:]
+
+
+def tokenize(stage_name: str, text: str, n_lines: int) -> Tokens:
+    """Run the stage's lexer once over the whole text (multi-line strings and comments lex
+    right) and cut its tokens at newlines into per-line run strings."""
+    lexer = lexer_for(stages.get(stage_name).lexer)
+    codes: dict[str, str] = {"": "A"}          # css class -> code letter
+    names: list[str] = [""]                     # code letter index -> css class
+    by_type: dict = {}                          # token type -> code letter
+    out: list[str] = []
+    runs: list[str] = []
+    cur_code, cur_len = "A", 0
+    for ttype, value in _tokens(lexer, text.replace("\r\n", "\n")):
+        code = by_type.get(ttype)
+        if code is None:
+            cls = _css_class(ttype)
+            if cls not in codes:                    # past 52 classes: drawn plain
+                codes[cls] = CODES[len(names)] if len(names) < len(CODES) else "A"
+                if codes[cls] != "A":
+                    names.append(cls)
+            code = by_type[ttype] = codes[cls]
+        if "\n" not in value:                    # most tokens: no line break inside
+            if code == cur_code:
+                cur_len += len(value)
+            else:
+                if cur_len:
+                    runs.append(f"{cur_code}{cur_len}")
+                cur_code, cur_len = code, len(value)
+            continue
+        for i, part in enumerate(value.split("\n")):
+            if i:                                   # a newline: close the line
+                if cur_len and cur_code != "A":
+                    runs.append(f"{cur_code}{cur_len}")
+                out.append("".join(runs))
+                runs, cur_code, cur_len = [], "A", 0
+            if not part:
+                continue
+            if code == cur_code:
+                cur_len += len(part)
+            else:
+                if cur_len:
+                    runs.append(f"{cur_code}{cur_len}")
+                cur_code, cur_len = code, len(part)
+    if cur_len and cur_code != "A":
+        runs.append(f"{cur_code}{cur_len}")
+    if runs:
+        out.append("".join(runs))
+    out = (out + [""] * n_lines)[:n_lines]      # pygments adds a final newline
+    return Tokens(tuple(names), tuple(out))
+
+
+def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | None = None,
+          label: str | None = None) -> dict:
+    """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow."""
+    stage = stages.get(stage_name)
+    lines = split_lines(text)
+    kinds = render.line_classes(stage_name, text)
+    summary = render.summarize(stage_name, text, kinds)
+    toks = tokenize(stage_name, text, len(lines))
+    py = None
+    if py_lines:
+        py = [0] * len(lines)
+        for n, p in py_lines.items():
+            if 1 <= n <= len(lines) and p:
+                py[n - 1] = int(p)
+    return {
+        "stage": stage.name, "label": label or stage.label, "file": filename,
+        "lines": lines, "final_newline": text.endswith("\n"),
+        "classes": list(toks.classes), "tokens": list(toks.lines),
+        "kinds": {str(n): c for n, c in sorted(kinds.items()) if 1 <= n <= len(lines)},
+        "py": py,
+        "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
+                    "shared": summary.shared_ops, "widest": summary.widest},
+        "legend": {k: render.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},
+    }
+
+
+def encode(data: dict) -> bytes:
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    digest = hashlib.md5(raw, usedforsecurity=False).hexdigest().encode()
+    return MAGIC + digest + gzip.compress(raw, compresslevel=3, mtime=0)
+
+
+def decode(blob: bytes) -> dict:
+    """The inverse of `encode` (tests and tools read what a panel was sent)."""
+    if not blob.startswith(MAGIC):
+        raise ValueError("not a stage-panel payload")
+    return json.loads(gzip.decompress(blob[len(MAGIC) + 32:]))
+
+
+_RUN_RE = re.compile(r"([A-Za-z])(\d+)")
+
+
+def runs(data: dict, line: int) -> list[tuple[str, str]]:
+    """(class, text) pieces of 1-based `line`, as the browser draws them (for tests)."""
+    text, out, pos = data["lines"][line - 1], [], 0
+    for code, length in _RUN_RE.findall(data["tokens"][line - 1]):
+        n = int(length)
+        out.append((data["classes"][CODES.index(code)], text[pos:pos + n]))
+        pos += n
+    if pos < len(text):
+        out.append(("", text[pos:]))
+    return out

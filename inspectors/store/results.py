@@ -1,0 +1,172 @@
+"""The compile-result cache shared by every session of a server: the same kernel text with the
+same options and Triton compiles once for a whole class.
+
+Two levels, both bounded: the newest results in memory (by count), and every result as a
+gzipped JSON file on disk (by total bytes, oldest read first out). A result is keyed by the
+SHA-256 of the request's JSON and the Triton version. Concurrent askers of one key share one
+computation: the first computes, the others wait for it.
+
+    cache = ResultCache(Path("~/.cache/triton-lens/results"), max_items=64, max_bytes=256 * 2**20)
+    result, hit = cache.get_or_compute(key_of(request_json, "3.9.0"), lambda: compile(...), keep)
+
+Thread-safe; process-local memory, so several server processes share only the disk level.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+
+def key_of(request_json: str, triton_version: str) -> str:
+    return hashlib.sha256(f"{triton_version}\n{request_json}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheSize:
+    memory_items: int
+    disk_items: int
+    disk_bytes: int
+
+    def describe(self) -> str:
+        return (f"{self.memory_items} results in memory, {self.disk_items} on disk "
+                f"({self.disk_bytes / 2**20:.1f} MiB)")
+
+
+class ResultCache:
+    def __init__(self, folder: Path | None, max_items: int = 64, max_bytes: int = 256 * 2**20):
+        self.folder = Path(folder).expanduser() if folder else None
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self._memory: OrderedDict[str, dict] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pending: dict[str, threading.Event] = {}
+
+    # -- the two levels -------------------------------------------------------------------------
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+        value = self._read_disk(key)
+        if value is not None:
+            self._remember(key, value)
+        return value
+
+    def put(self, key: str, value: dict) -> None:
+        self._remember(key, value)
+        self._write_disk(key, value)
+
+    def _remember(self, key: str, value: dict) -> None:
+        with self._lock:
+            self._memory[key] = value
+            self._memory.move_to_end(key)
+            while len(self._memory) > self.max_items:
+                self._memory.popitem(last=False)
+
+    def _path(self, key: str) -> Path | None:
+        return self.folder / f"{key}.json.gz" if self.folder else None
+
+    def _read_disk(self, key: str) -> dict | None:
+        path = self._path(key)
+        if path is None:
+            return None
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                value = json.load(f)
+            os.utime(path)            # read = recently used
+            return value
+        except (OSError, ValueError, EOFError):
+            return None
+
+    def _write_disk(self, key: str, value: dict) -> None:
+        path = self._path(key)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
+                json.dump(value, f)
+            os.replace(tmp, path)
+            self._trim_disk()
+        except OSError:
+            pass                      # a full or read-only disk: the memory level still works
+
+    def _disk_files(self) -> list[os.DirEntry]:
+        if self.folder is None or not self.folder.is_dir():
+            return []
+        with os.scandir(self.folder) as it:
+            return [e for e in it if e.name.endswith(".json.gz") and e.is_file()]
+
+    def _trim_disk(self) -> None:
+        files = sorted(self._disk_files(), key=lambda e: e.stat().st_mtime)
+        total = sum(e.stat().st_size for e in files)
+        while files and total > self.max_bytes:
+            e = files.pop(0)
+            total -= e.stat().st_size
+            try:
+                os.unlink(e.path)
+            except OSError:
+                pass
+
+    # -- one computation per key ----------------------------------------------------------------
+
+    def get_or_compute(self, key: str, compute: Callable[[], dict],
+                       keep: Callable[[dict], bool] = lambda v: True) -> tuple[dict, bool]:
+        """(value, came from the cache). Results `keep` rejects (a timeout, a crash: they say
+        nothing about the source) are returned but not stored."""
+        while True:
+            value = self.get(key)
+            if value is not None:
+                return value, True
+            with self._lock:
+                event = self._pending.get(key)
+                if event is None:
+                    event = self._pending[key] = threading.Event()
+                    mine = True
+                else:
+                    mine = False
+            if not mine:
+                event.wait()
+                if self.get(key) is not None:
+                    continue
+                # the first asker's result was not kept: compute our own
+                with self._lock:
+                    if key in self._pending:
+                        continue
+                    event = self._pending[key] = threading.Event()
+            try:
+                value = compute()
+                if keep(value):
+                    self.put(key, value)
+                return value, False
+            finally:
+                with self._lock:
+                    self._pending.pop(key, None)
+                event.set()
+
+    # -- for the UI -----------------------------------------------------------------------------
+
+    def size(self) -> CacheSize:
+        files = self._disk_files()
+        with self._lock:
+            n = len(self._memory)
+        return CacheSize(n, len(files), sum(e.stat().st_size for e in files))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._memory.clear()
+        for e in self._disk_files():
+            try:
+                os.unlink(e.path)
+            except OSError:
+                pass

@@ -1,0 +1,77 @@
+"""A server for a class, in Chromium: each student's workspace is their own. With the proxy's
+user header, alice's file opens for alice and not for bob; without it, each browser gets its own
+folder through a cookie that survives a reload."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import userproxy
+from browser import CHROMIUM, require_chromium, running_app
+from inspectors.store.workspace import user_folder
+
+require_chromium()
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+MARKER = "ALICE_ONLY_7f3a"
+HEADER = "X-Forwarded-User"
+
+
+@pytest.fixture(scope="module")
+def root():
+    return Path(tempfile.mkdtemp(prefix="tlens-class-"))
+
+
+def _users(root: Path) -> list[str]:
+    d = root / "users"
+    return sorted(p.name for p in d.iterdir()) if d.is_dir() else []
+
+
+def _open(browser, url: str, headers: dict | None = None):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, extra_http_headers=headers or {})
+    page = ctx.new_page()
+    page.goto(url)
+    page.get_by_role("button", name="Compile").wait_for(timeout=90_000)
+    return ctx, page
+
+
+def test_the_proxy_user_header_keys_each_workspace(root):
+    alice_dir = user_folder(root, "user:alice")
+    alice_dir.mkdir(parents=True)
+    src = (Path(__file__).parent / "snippets" / "vadd.py").read_text()
+    (alice_dir / "secret.py").write_text(f"# {MARKER}\n" + src)
+    env = {"TLENS_WORKSPACE_DIR": str(root), "TLENS_USER_HEADER": HEADER}
+    with running_app(env) as url, sync_playwright() as p:
+        # Each student reaches the server through the authenticating proxy, which names them.
+        proxies = userproxy.start(url, HEADER, ["alice", "bob"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        link = "/?kernel=ws%3Asecret.py&run=1"              # opened and compiled
+        _, alice = _open(browser, proxies["alice"] + link)
+        alice.get_by_text(MARKER).first.wait_for(timeout=90_000)
+        _, bob = _open(browser, proxies["bob"] + link)
+        bob.wait_for_timeout(3000)
+        assert MARKER not in bob.content()
+        assert user_folder(root, "user:bob").is_dir()                  # bob got a folder of his own
+        assert [f.name for f in user_folder(root, "user:bob").glob("*.py")] == []
+        browser.close()
+
+
+def test_without_a_header_each_browser_gets_its_own_folder(root):
+    class_root = root / "noheader"
+    env = {"TLENS_WORKSPACE_DIR": str(class_root), "TLENS_CLASS": "1"}
+    with running_app(env) as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        ctx_a, a = _open(browser, url)
+        _open(browser, url)
+        a.wait_for_timeout(1500)
+        first = _users(class_root)
+        assert len(first) == 2 and all(n.startswith("browser-") for n in first), first
+        assert any(c["name"] == "tlens_token" for c in ctx_a.cookies())
+        a.reload()
+        a.get_by_role("button", name="Compile").wait_for(timeout=90_000)
+        a.wait_for_timeout(1500)
+        assert _users(class_root) == first                            # the reload found its folder again
+        browser.close()

@@ -1,0 +1,93 @@
+"""What a stage panel is sent (app/components/stage_panel/payload.py): lines, kinds, the
+Python-line map and token runs, on inline snippets and the committed fixtures."""
+import json
+
+import pytest
+from pygments.token import Keyword, Name
+
+from app import render
+from app.components.stage_panel import payload
+from conftest import FIXTURES
+from inspectors.read.lexers import lexer_for
+
+PTX = "\tmov.u32 %r1, %ctaid.x;\n\t@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];\n" \
+      "\t@%p2 ld.global.b32 { %r5 }, [ %rd2 + 4 ];\n\tret;\n"
+KERNEL = json.loads((FIXTURES / "insight" / "matmul_sm80.kernel.json").read_text())
+
+
+def test_ptx_lines_kinds_and_python_map():
+    data = payload.build("ptx", PTX, "k.ptx", {2: 27, 3: 28, 9: 30})
+    assert data["lines"] == PTX.splitlines() and data["final_newline"]
+    assert data["kinds"] == {"1": "sreg", "2": "mem-vec", "3": "mem-scalar"}
+    assert data["py"] == [0, 27, 28, 0]                       # line 9 does not exist: dropped
+    assert data["summary"] == {"lines": 4, "vector": 1, "scalar": 1, "shared": 0, "widest": "v4 × 32-bit"}
+    assert (data["stage"], data["label"], data["file"]) == ("ptx", "PTX", "k.ptx")
+
+
+def test_token_runs_rebuild_every_line_and_carry_the_lexer_classes():
+    data = payload.build("ptx", PTX, "k.ptx")
+    pieces = payload.runs(data, 2)
+    assert "".join(t for _, t in pieces) == PTX.splitlines()[1]
+    assert ("k", "ld") in pieces                              # pygments' PTX lexer: ld is a keyword
+    assert all(cls == "" for cls, t in pieces if not t.strip())
+
+
+@pytest.mark.parametrize("stage", ["source", "ttir", "ttgir", "llir", "ptx", "sass"])
+def test_runs_cover_each_fixture_stage_exactly(stage):
+    text = KERNEL["stages"][stage]
+    data = payload.build(stage, text, "f")
+    assert len(data["tokens"]) == len(data["lines"]) == len(payload.split_lines(text))
+    for n in range(1, len(data["lines"]) + 1, 7):
+        assert "".join(t for _, t in payload.runs(data, n)) == data["lines"][n - 1]
+
+
+@pytest.mark.parametrize("stage,alias", [("sass", "sass"), ("ttgir", "mlir")])
+def test_one_regex_lexes_as_pygments_does(stage, alias):
+    """Our single-state lexers run as one alternation; same tokens as pygments' rule loop."""
+    text = KERNEL["stages"][stage]
+    lexer = lexer_for(alias)
+
+    def merged(tokens):
+        out = []
+        for ttype, value in tokens:
+            if out and out[-1][0] is ttype:
+                out[-1] = (ttype, out[-1][1] + value)
+            else:
+                out.append((ttype, value))
+        return out
+
+    ours, theirs = merged(payload._tokens(lexer, text)), merged(lexer.get_tokens(text))
+    assert ours == theirs[:len(ours)] and "".join(v for _, v in theirs[len(ours):]).strip() == ""
+    assert any(t is Keyword for t, _ in ours) and any(t in Name for t, _ in ours)
+
+
+def test_sass_kinds_match_the_legend():
+    text = KERNEL["stages"]["sass"]
+    data = payload.build("sass", text, "f")
+    assert data["kinds"] == {str(n): c for n, c in render.line_classes("sass", text).items()}
+    assert any("LDGSTS.E.BYPASS.LTC128B.128" in data["lines"][int(n) - 1] for n, c in data["kinds"].items()
+               if c == "mem-vec")
+
+
+def test_markup_is_data_not_html():
+    src = 'x = "<script>alert(1)</script>"  # <img src=x onerror=alert(2)>\n'
+    data = payload.build("source", src, "k.py")
+    assert data["lines"] == [src.rstrip("\n")]               # drawn as text nodes by panel.js
+
+
+def test_encode_decode_and_digest():
+    a = payload.encode(payload.build("ptx", PTX, "k.ptx"))
+    b = payload.encode(payload.build("ptx", PTX, "k.ptx"))
+    c = payload.encode(payload.build("ptx", PTX + "\tret;\n", "k.ptx"))
+    assert a == b and a[:36] != c[:36] and a.startswith(payload.MAGIC)
+    assert payload.decode(a)["lines"] == PTX.splitlines()
+    with pytest.raises(ValueError):
+        payload.decode(b"<html>")
+
+
+def test_twenty_thousand_lines_compress():
+    lines = KERNEL["stages"]["sass"].splitlines()
+    text = "\n".join((lines * 13)[:20_000])
+    blob = payload.encode(payload.build("sass", text, "big.sass"))
+    assert payload.decode(blob)["summary"]["lines"] == 20_000
+    assert len(blob) < len(text) / 3
