@@ -159,17 +159,3 @@ def page_css() -> str:
 .tlens-chip.mem-shared {{ background: #e3ecfb; }} .tlens-chip.sreg {{ background: #f1e6fb; }}
 .tlens-chip.hit {{ background: #fff6a8; }}
 </style>"""
-
-
-def legend_html(summary: PanelSummary) -> str:
-    chips = []
-    if summary.vector_ops:
-        chips.append(("mem-vec", f"{summary.vector_ops} vectorized global ops (widest {summary.widest})"))
-    if summary.scalar_ops:
-        chips.append(("mem-scalar", f"{summary.scalar_ops} scalar global ops"))
-    if summary.shared_ops:
-        chips.append(("mem-shared", f"{summary.shared_ops} shared-memory ops"))
-    if summary.hits:
-        chips.append(("hit", f"{summary.hits} matching lines"))
-    return "".join(f'<span class="tlens-chip {c}" title="{html.escape(LEGEND[c])}">{html.escape(t)}</span>'
-                   for c, t in chips)

@@ -62,18 +62,24 @@ def session_key() -> str:
 
 
 def _waiting_reporter() -> Callable[[int, float], None]:
-    """Shows the queue while a compile waits: "2 compiles ahead of you · waiting 3 s"."""
-    slot = st.empty()
-    state = {"shown": False}
+    """Shows the queue while a compile waits: "2 compiles ahead of you · waiting 3 s". The
+    placeholder is made only when there is something to show: an element added on every
+    compile would shift the panels' places in the page and make Streamlit redraw them."""
+    state: dict = {"slot": None}
 
     def report(ahead: int, seconds: float) -> None:
-        if seconds < 0.3 and not state["shown"]:
-            return               # served at once: no flicker
-        state["shown"] = True
+        if state["slot"] is None:
+            if seconds < 0.3 and ahead == 0:
+                return               # served at once: nothing to show
+            state["slot"] = st.empty()
         jobs = "compile" if ahead == 1 else "compiles"
-        slot.info(f"⏳ In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
-                  f"({engine().size} compile workers on this server)")
-    report.clear = slot.empty          # type: ignore[attr-defined]
+        state["slot"].info(f"⏳ In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
+                           f"({engine().size} compile workers on this server)")
+
+    def clear() -> None:
+        if state["slot"] is not None:
+            state["slot"].empty()
+    report.clear = clear               # type: ignore[attr-defined]
     return report
 
 

@@ -60,14 +60,3 @@ def running_app(env: dict | None = None):
             os.killpg(proc.pid, 9)
             proc.wait()
 
-
-def editor(page):
-    """The explorer's kernel-file text box. Its box folds to one line after a kernel's first
-    compile (so that the panels are on the first screen): open it if it is folded."""
-    from playwright.sync_api import expect
-    box = page.locator(".st-key-tlens-editor")
-    area = box.locator("textarea").first
-    if not area.is_visible():
-        box.locator("summary").first.click()
-    expect(area).to_be_visible()
-    return area

@@ -313,7 +313,7 @@ PAGE = str(ROOT / "app" / "views" / "benchmark.py")
 
 def test_main_registers_the_benchmark_page():
     text = (ROOT / "app" / "main.py").read_text()
-    assert 'st.Page("views/benchmark.py", title="Benchmark", icon="⏱", url_path="benchmark")' in text
+    assert 'st.Page("views/benchmark.py", title="Benchmark", icon=":material/timer:", url_path="benchmark")' in text
 
 
 @needs_no_gpu

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, editor, require_chromium, running_app
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
 from conftest import ROOT, SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
@@ -87,10 +87,10 @@ def test_click_python_line_highlights_ptx_in_the_browser(page):
     load.click()
     ptx = page.locator('.tlens-panel[data-stage="ptx"]')
     selected = ptx.locator(".l.sel")
-    expect(selected.first).to_be_visible(timeout=10_000)
-    assert "ld.global.v4.b32" in " ".join(selected.all_inner_texts())
+    # (expect retries: the click's rerun may redraw the panel while these are read)
+    expect(selected.filter(has_text="ld.global.v4.b32").first).to_be_visible(timeout=10_000)
     # painted, not just classed: the selection colour from the stylesheet
-    assert selected.first.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 224, 138)"
+    expect(selected.first).to_have_css("background-color", "rgb(255, 224, 138)", timeout=10_000)
     # and the other way round: a PTX line lights its Python line
     ptx.locator(".l.mem-vec").first.click()
     expect(py.locator(".l.sel").first).to_contain_text("tl.load(")

@@ -50,10 +50,12 @@ def test_the_proxy_user_header_keys_each_workspace(root):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         link = "/?kernel=ws%3Asecret.py&run=1"              # opened and compiled
         _, alice = _open(browser, proxies["alice"] + link)
-        alice.get_by_text(MARKER).first.wait_for(timeout=90_000)
+        # her file is open in the editor (its box may be folded after the compile: attached, not visible)
+        alice.locator(".tl-editor .cm-content", has_text=MARKER).first.wait_for(state="attached", timeout=90_000)
         _, bob = _open(browser, proxies["bob"] + link)
         bob.wait_for_timeout(3000)
         assert MARKER not in bob.content()
+        assert bob.locator(".tl-editor .cm-content", has_text=MARKER).count() == 0
         assert user_folder(root, "user:bob").is_dir()                  # bob got a folder of his own
         assert [f.name for f in user_folder(root, "user:bob").glob("*.py")] == []
         browser.close()

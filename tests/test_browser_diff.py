@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, editor, require_chromium, running_app
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
 from conftest import ROOT
 from editor_helpers import editor_text, fill_editor, open_editor
 

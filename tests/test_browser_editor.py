@@ -78,6 +78,7 @@ def test_line_numbers_and_python_colours(page):
     # the whole editor is inside the 1280-wide viewport, next to the sidebar
     box = page.locator(".tl-editor").bounding_box()
     assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"]
+    page.screenshot(path=str(SHOTS / "editor_1280x720.png"))
 
 
 def test_editing_keys(page):
@@ -148,17 +149,17 @@ def test_ctrl_enter_compiles(page):
     expect(ptx).to_contain_text("ld.global.v4.b32", timeout=60_000)
     assert page.locator(".tl-editor .tl-error-message").count() == 0
     _idle(page)
-    page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(SHOTS / "editor_1280x720.png"))
 
 
 def test_typing_during_a_compile_keeps_both(page, workspace):
     """Keys typed while a compile runs neither cancel it nor get lost: the text waits for the run
     to end (a report mid-run would stop it, and a Compile click is not replayed)."""
-    slow = VECTOR_ADD.replace("def example():\n", "def example():\n    import time; time.sleep(4)\n")
+    # a text no earlier run compiled (results are cached on disk), whose example() takes 4 s
+    slow = VECTOR_ADD.replace("def example():\n", f"def example():  # {time.time_ns()}\n    import time; time.sleep(4)\n")
     fill_editor(page, slow)
     page.get_by_role("button", name="Compile", exact=True).click()
-    expect(page.get_by_text(re.compile("^Compiling for"))).to_be_visible(timeout=30_000)
+    page.locator('[data-test-script-state="running"]').wait_for(state="attached", timeout=30_000)
+    time.sleep(1)
     page.locator(".tl-editor .cm-content").click()
     page.keyboard.press("ControlOrMeta+End")
     page.keyboard.type("# typed while compiling\n", delay=30)

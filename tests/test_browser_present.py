@@ -97,7 +97,7 @@ def test_presentation_mode_gives_two_panels_the_screen(present):
     expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
     expect(page.locator(".st-key-tlens-editor")).to_be_hidden()
     expect(page.locator(".tlens-panel")).to_have_count(2)
-    expect(page.get_by_text("vector_add.py").first).to_be_visible()        # the one line instead
+    expect(page.locator("strong:visible", has_text="vector_add.py").first).to_be_visible()   # the one line instead
     for stage in ("source", "ptx"):
         panel = _panel(page, stage)
         box = panel.bounding_box()

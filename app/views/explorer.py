@@ -345,7 +345,7 @@ if request is not None:
 with editor_box:
     failed = st.session_state.get("result")
     error = failed.error if failed is not None and not failed.ok else None
-    code_editor.code_editor("source", label="Kernel file (Python: @triton.jit kernels, a launcher and example())",
+    code_editor.code_editor("source", label="Python: @triton.jit kernels, a launcher and example()",
                             error_line=error.line if error else None,
                             error_message=error.headline() if error else None, height_px=340, on_change=_on_edit)
 

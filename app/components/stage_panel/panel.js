@@ -162,7 +162,8 @@ class Panel {
       STORE.decoded += 1;
       const t1 = performance.now();
       this.setData(d);
-      STORE.timings.push([d.stage, d.lines.length, Math.round(t1 - t0), Math.round(performance.now() - t1)]);
+      STORE.timings.push([d.stage, d.lines.length, Math.round(t1 - t0), Math.round(performance.now() - t1),
+                          Math.round(t0)]);
     }).catch((e) => { this.title.textContent = "Could not show this stage: " + e.message; });
   }
 
