@@ -142,7 +142,7 @@ def test_interpreter_fix_is_needed_only_where_triton_says_so():
     if tuple(int(x) for x in numpy.__version__.split(".")[:2]) < (2, 4):
         pytest.skip(f"numpy {numpy.__version__} still converts 1-element arrays to scalars")
     proc = _run("import kernels.softmax as m; m.check()")
-    assert proc.returncode != 0 and "only 0-dimensional arrays can be converted to Python scalars" in proc.stderr
+    assert proc.returncode != 0 and "TypeError" in proc.stderr and "0-dimensional arrays" in proc.stderr
 
 
 def test_check_raises_on_mismatch():
