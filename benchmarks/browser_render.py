@@ -51,7 +51,8 @@ def _server(script: Path, cache: str, workspace: str):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "TLENS_TRITON_CACHE_DIR": cache, "TLENS_COMPILE_TIMEOUT": "300",
+    # the result cache sits beside the Triton cache: both in this rep's fresh folder
+    env = {**os.environ, "TLENS_TRITON_CACHE_DIR": os.path.join(cache, "triton"), "TLENS_COMPILE_TIMEOUT": "300",
            "TLENS_WORKSPACE_DIR": workspace}
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script),
                              "--server.port", str(port), "--server.headless", "true"], cwd=ROOT, env=env,
