@@ -50,7 +50,7 @@ html { font-size: 22px !important; }
                                        max-width: 100% !important; }
 [data-testid="stTable"] table { font-size: 0.8rem !important; }
 [data-testid="stTable"] th, [data-testid="stTable"] td { padding: 0.2rem 0.45rem !important; }
-.stCode code, .stCode pre { font-size: 0.72rem !important; }
+.stCode code, .stCode pre { font-size: 0.8rem !important; }
 </style>
 """
 

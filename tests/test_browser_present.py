@@ -190,6 +190,13 @@ def test_lessons_use_the_same_mode(browser, server):
     expect(page.locator('[data-testid="stDataFrame"] canvas').first).to_be_visible(timeout=60_000)
     page.wait_for_timeout(1500)
     page.screenshot(path=str(ASSETS / "lesson_presentation_1280x720.png"))
+    # the other classroom lesson, at the step whose PTX is the point (the coarsened v4 loads)
+    page.goto(server + "/lessons?lesson=coarsening&step=3&big=1")
+    expect(page.locator('.tl-done[data-lesson="coarsening"][data-step="3"]')).to_have_count(1, timeout=180_000)
+    expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
+    expect(page.locator('[data-testid="stSpinner"]')).to_have_count(0, timeout=180_000)
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ASSETS / "lesson_coarsening_1280x720.png"))
     page.close()
 
 

@@ -57,14 +57,15 @@ def block(ctx: Ctx):
 
 def ptx(ctx: Ctx):
     rows = {r.block: r for r in sweep_rows(coarsening.DEFAULT) if r.num_warps == 4}
-    cols = st.columns(4)
+    # two by two: at 1280×720 in large type a PTX line (up to 48 characters) fits its column unclipped
+    cols = [c for _ in range(2) for c in st.columns(2)]
     for col, size in zip(cols, (128, 256, 512, 1024)):
         r = rows.get(size)
         if r is None:
             continue
         with col:
             st.markdown(f"**BLOCK = {size}** · {r.elements_per_thread} per thread")
-            st.code("\n".join(line.split("[")[0].replace("@%p", "@p").strip()[:44] for line in r.ptx_accesses
+            st.code("\n".join(line.split("[")[0].replace("@%p", "@p").strip().rstrip(",") for line in r.ptx_accesses
                               if "ld.global" in line), language=None)
     return {}
 
