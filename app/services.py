@@ -94,6 +94,12 @@ def _keep(value: dict) -> bool:
     return err.get("kind") not in ("timeout", "crash", "busy")
 
 
+def _share(value: dict) -> bool:
+    """Sessions that waited for the same compile get its timeout or crash too; a `busy`
+    refusal was about the session that asked first."""
+    return (value.get("error") or {}).get("kind") != "busy"
+
+
 def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{engine().triton_version}/{_FORMAT}")
     reporter = _waiting_reporter()
@@ -101,7 +107,7 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     try:
         value, _hit = results().get_or_compute(
             key, lambda: engine().compile(request, timeout=timeout, session=session_key(),
-                                          on_wait=reporter).to_json(), _keep)
+                                          on_wait=reporter).to_json(), _keep, _share)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = time.perf_counter() - t0

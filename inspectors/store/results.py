@@ -40,6 +40,15 @@ class CacheSize:
                 f"({self.disk_bytes / 2**20:.1f} MiB)")
 
 
+class _InFlight:
+    """A computation under way: set `done` when it ends; `value` is what it returned (None if
+    it raised)."""
+
+    def __init__(self):
+        self.done = threading.Event()
+        self.value: dict | None = None
+
+
 class ResultCache:
     def __init__(self, folder: Path | None, max_items: int = 64, max_bytes: int = 256 * 2**20):
         self.folder = Path(folder).expanduser() if folder else None
@@ -47,7 +56,7 @@ class ResultCache:
         self.max_bytes = max_bytes
         self._memory: OrderedDict[str, dict] = OrderedDict()
         self._lock = threading.Lock()
-        self._pending: dict[str, threading.Event] = {}
+        self._pending: dict[str, _InFlight] = {}
 
     # -- the two levels -------------------------------------------------------------------------
 
@@ -121,38 +130,41 @@ class ResultCache:
     # -- one computation per key ----------------------------------------------------------------
 
     def get_or_compute(self, key: str, compute: Callable[[], dict],
-                       keep: Callable[[dict], bool] = lambda v: True) -> tuple[dict, bool]:
+                       keep: Callable[[dict], bool] = lambda v: True,
+                       share: Callable[[dict], bool] = lambda v: True) -> tuple[dict, bool]:
         """(value, came from the cache). Results `keep` rejects (a timeout, a crash: they say
-        nothing about the source) are returned but not stored."""
+        nothing about the source) are returned but not stored. One computation per key at a
+        time: who asks while it runs waits for it, and gets its value even when it is not kept,
+        if `share` allows (the same source and options hung or crashed for them too: three
+        students with one hanging kernel wait one time limit, not three in a row); else
+        computes its own (e.g. a refusal that was about the first asker only)."""
         while True:
             value = self.get(key)
             if value is not None:
                 return value, True
             with self._lock:
-                event = self._pending.get(key)
-                if event is None:
-                    event = self._pending[key] = threading.Event()
-                    mine = True
-                else:
-                    mine = False
+                flight = self._pending.get(key)
+                mine = flight is None
+                if mine:
+                    flight = self._pending[key] = _InFlight()
             if not mine:
-                event.wait()
-                if self.get(key) is not None:
-                    continue
-                # the first asker's result was not kept: compute our own
-                with self._lock:
-                    if key in self._pending:
-                        continue
-                    event = self._pending[key] = threading.Event()
+                flight.done.wait()
+                value = self.get(key)
+                if value is not None:
+                    return value, True
+                if flight.value is not None and share(flight.value):
+                    return flight.value, False
+                continue                  # ours to compute (or another waiter's)
             try:
                 value = compute()
                 if keep(value):
                     self.put(key, value)
+                flight.value = value
                 return value, False
             finally:
                 with self._lock:
                     self._pending.pop(key, None)
-                event.set()
+                flight.done.set()
 
     # -- for the UI -----------------------------------------------------------------------------
 

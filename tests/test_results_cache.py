@@ -1,0 +1,114 @@
+"""The result cache a class shares (inspectors/store/results.py): one computation per key at a
+time, its value handed to who waited (a timeout too, a refusal not), and both levels bounded."""
+import threading
+import time
+
+from inspectors.store.results import ResultCache, key_of
+
+TIMEOUT = {"error": {"kind": "timeout"}}
+BUSY = {"error": {"kind": "busy"}}
+
+
+def keep(v):
+    return (v.get("error") or {}).get("kind") not in ("timeout", "crash", "busy")
+
+
+def share(v):
+    return (v.get("error") or {}).get("kind") != "busy"
+
+
+def ask_together(cache, key, computes, n):
+    """n threads ask for `key` at once; computes[i] is what the i-th computation returns
+    (after 0.5 s, so that every asker arrives while the first runs)."""
+    calls, out = [], [None] * n
+    lock = threading.Lock()
+
+    def compute():
+        with lock:
+            i = len(calls)
+            calls.append(i)
+        time.sleep(0.5)
+        return computes[min(i, len(computes) - 1)]
+
+    def ask(j):
+        out[j] = cache.get_or_compute(key, compute, keep, share)
+    threads = [threading.Thread(target=ask, args=(j,)) for j in range(n)]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)
+    for t in threads:
+        t.join(10)
+    return len(calls), out
+
+
+def test_concurrent_askers_share_one_computation(tmp_path):
+    cache = ResultCache(tmp_path)
+    n, out = ask_together(cache, "k", [{"ok": 1}], 4)
+    assert n == 1
+    assert out[0] == ({"ok": 1}, False)
+    assert all(o == ({"ok": 1}, True) for o in out[1:])          # read from the cache once it was kept
+    assert cache.get_or_compute("k", lambda: {"ok": 2})[0] == {"ok": 1}
+
+
+def test_a_hang_is_waited_for_once_and_not_kept(tmp_path):
+    """Three students with one hanging kernel: one time limit for all three, not three in a
+    row; and the next Compile tries again (a timeout says nothing about the source)."""
+    cache = ResultCache(tmp_path)
+    t0 = time.perf_counter()
+    n, out = ask_together(cache, "hang", [TIMEOUT, {"ok": 1}], 3)
+    assert n == 1 and time.perf_counter() - t0 < 1.5
+    assert [o[0] for o in out] == [TIMEOUT] * 3 and not any(o[1] for o in out)
+    assert cache.get("hang") is None
+    assert cache.get_or_compute("hang", lambda: {"ok": 1}, keep, share) == ({"ok": 1}, False)
+
+
+def test_a_refusal_is_not_handed_to_who_waited(tmp_path):
+    """`busy` was about the first asker's own limit: the others compute for themselves."""
+    cache = ResultCache(tmp_path)
+    n, out = ask_together(cache, "b", [BUSY, {"ok": 1}], 3)
+    assert out[0][0] == BUSY
+    assert [o[0] for o in out[1:]] == [{"ok": 1}] * 2
+    assert n == 2                                   # the second computed; the third read its kept value
+
+
+def test_a_computation_that_raises_lets_the_next_asker_compute(tmp_path):
+    cache = ResultCache(tmp_path)
+    started, release = threading.Event(), threading.Event()
+    errors = []
+
+    def failing():
+        started.set()
+        release.wait(5)
+        raise RuntimeError("worker gone")
+
+    def first():
+        try:
+            cache.get_or_compute("x", failing)
+        except RuntimeError as e:
+            errors.append(e)
+    t = threading.Thread(target=first)
+    t.start()
+    started.wait(5)
+    result = {}
+    t2 = threading.Thread(target=lambda: result.setdefault("v", cache.get_or_compute("x", lambda: {"ok": 3})))
+    t2.start()
+    release.set()
+    t.join(5)
+    t2.join(5)
+    assert errors and result["v"] == ({"ok": 3}, False)
+
+
+def test_both_levels_are_bounded_and_clear_empties_them(tmp_path):
+    big = {"text": "x" * 40_000}
+    cache = ResultCache(tmp_path, max_items=3, max_bytes=3 * 2**20)
+    for i in range(10):
+        cache.put(key_of(f"r{i}", "3.9.0"), {"i": i, **big})
+    size = cache.size()
+    assert size.memory_items == 3 and size.disk_items == 10
+    assert cache.get(key_of("r0", "3.9.0"))["i"] == 0                  # from disk, back in memory
+    tight = ResultCache(tmp_path, max_items=3, max_bytes=1)
+    tight.put("new", {"i": "new"})
+    assert tight.size().disk_items <= 1                                  # trimmed oldest first
+    tight.clear()
+    assert tight.size().memory_items == 0 and tight.size().disk_items == 0
+    assert "0 results in memory, 0 on disk" in tight.size().describe()
