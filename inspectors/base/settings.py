@@ -44,6 +44,7 @@ class Settings:
     session_jobs: int = 2
     user_header: str = ""
     per_user_workspaces: bool = False
+    straggler_s: float = 3.0         # a compile running longer may be a hang: a spare starts beside it
 
 
 def default_workers() -> int:
@@ -74,4 +75,5 @@ def load() -> Settings:
         session_jobs=int(env("TLENS_SESSION_JOBS", "2")),
         user_header=env("TLENS_USER_HEADER", ""),
         per_user_workspaces=env("TLENS_CLASS", "0") == "1" or bool(env("TLENS_USER_HEADER")),
+        straggler_s=float(env("TLENS_STRAGGLER_S", "3")),
     )

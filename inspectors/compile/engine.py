@@ -10,8 +10,8 @@ fair queue in front of them, shared by every session of the server.
   killed (its whole process group) and a fresh one started in its slot; the other workers keep
   compiling. If it died mid-compile (LLVM aborted), the stages it had made are read back from
   the job folder (`journal`) and returned with the crash.
-* **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (a normal
-  compile takes a second or two) no longer counts against the pool: while it runs on, a spare
+* **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (3 s by default,
+  `TLENS_STRAGGLER_S`; a library kernel compiles in 0.1-1.5 s on a 2-core box) no longer counts against the pool: while it runs on, a spare
   worker is started so the others in the queue are not held up by it, up to as many spares
   as the pool has workers. A spare is stopped when the job it stood in for ends.
 * **Fair queue.** A free worker goes to the waiting session served least recently (then to
@@ -99,13 +99,14 @@ class Engine:
     """A pool of warm workers behind a fair queue (see the module docstring)."""
 
     def __init__(self, settings: settings_mod.Settings | None = None, workers: int | None = None,
-                 session_jobs: int | None = None, straggler_s: float = 10.0, env: dict | None = None):
-        """`env`: variables added to the environment of every worker this engine starts."""
+                 session_jobs: int | None = None, straggler_s: float | None = None, env: dict | None = None):
+        """`env`: variables added to the environment of every worker this engine starts; the
+        others default to the settings."""
         self.settings = settings or settings_mod.load()
         self.extra_env = dict(env or {})
         self.size = max(1, workers or self.settings.workers)
         self.session_jobs = max(1, session_jobs or self.settings.session_jobs)
-        self.straggler_s = straggler_s
+        self.straggler_s = self.settings.straggler_s if straggler_s is None else straggler_s
         self.scratch = Path(tempfile.mkdtemp(prefix="tlens-"))
         self._cv = threading.Condition()
         self._jobs = 0
