@@ -6,8 +6,10 @@
 # the GPU, driver, torch, triton and the commit tested, then pytest's output, whose last line is
 # its summary (commit it as benchmarks/results/gpu_suite.txt).
 #
-#   TLENS_COMMIT=$(git rev-parse HEAD) bash benchmarks/gpu_suite.sh     # the commit: the tree
-#                                                                      # travels without .git
+#   TLENS_COMMIT=<hash> bash benchmarks/gpu_suite.sh   # the commit, written out: the tree
+#                                                     # travels without .git
+# The whole suite takes ~570 s there: run it as two calls, TLENS_SUITE_ARGS="tests/test_[a-i]*.py"
+# and TLENS_SUITE_ARGS="tests/test_[j-z]*.py".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-suite}
@@ -33,7 +35,7 @@ print(f"triton: {triton.__version__}")
 print(f"python: {platform.python_version()}")
 PYEOF
   echo "commit: $commit"
-  echo "command: $PY -m pytest -q -p no:cacheprovider -rs --durations=12 (the whole suite; browser tests skip without Chromium)"
+  echo "command: $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-(the whole suite)} (browser tests skip without Chromium)"
   echo
 } > "$REPORT" 2>&1
 
