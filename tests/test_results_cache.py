@@ -18,26 +18,32 @@ def share(v):
 
 
 def ask_together(cache, key, computes, n):
-    """n threads ask for `key` at once; computes[i] is what the i-th computation returns
-    (after 0.5 s, so that every asker arrives while the first runs)."""
+    """n threads ask for `key` at once; computes[i] is what the i-th computation returns. The
+    first computation holds until every asker has called get_or_compute (then a moment more,
+    for the last to reach its wait), so all of them ask while it runs, however slow the machine."""
     calls, out = [], [None] * n
     lock = threading.Lock()
+    arrived = threading.Semaphore(0)
 
     def compute():
         with lock:
             i = len(calls)
             calls.append(i)
-        time.sleep(0.5)
+        if i == 0:
+            for _ in range(n):
+                assert arrived.acquire(timeout=30)
+        time.sleep(0.3)                     # a computation takes a while: others arrive meanwhile
         return computes[min(i, len(computes) - 1)]
 
     def ask(j):
+        arrived.release()
         out[j] = cache.get_or_compute(key, compute, keep, share)
     threads = [threading.Thread(target=ask, args=(j,)) for j in range(n)]
     for t in threads:
         t.start()
         time.sleep(0.02)
     for t in threads:
-        t.join(10)
+        t.join(60)
     return len(calls), out
 
 
@@ -45,8 +51,7 @@ def test_concurrent_askers_share_one_computation(tmp_path):
     cache = ResultCache(tmp_path)
     n, out = ask_together(cache, "k", [{"ok": 1}], 4)
     assert n == 1
-    assert out[0] == ({"ok": 1}, False)
-    assert all(o == ({"ok": 1}, True) for o in out[1:])          # read from the cache once it was kept
+    assert sorted(out, key=lambda o: o[1]) == [({"ok": 1}, False)] + [({"ok": 1}, True)] * 3  # the rest: cached
     assert cache.get_or_compute("k", lambda: {"ok": 2})[0] == {"ok": 1}
 
 
@@ -54,9 +59,8 @@ def test_a_hang_is_waited_for_once_and_not_kept(tmp_path):
     """Three students with one hanging kernel: one time limit for all three, not three in a
     row; and the next Compile tries again (a timeout says nothing about the source)."""
     cache = ResultCache(tmp_path)
-    t0 = time.perf_counter()
     n, out = ask_together(cache, "hang", [TIMEOUT, {"ok": 1}], 3)
-    assert n == 1 and time.perf_counter() - t0 < 1.5
+    assert n == 1                                   # one computation (one time limit) for the three
     assert [o[0] for o in out] == [TIMEOUT] * 3 and not any(o[1] for o in out)
     assert cache.get("hang") is None
     assert cache.get_or_compute("hang", lambda: {"ok": 1}, keep, share) == ({"ok": 1}, False)
@@ -66,9 +70,8 @@ def test_a_refusal_is_not_handed_to_who_waited(tmp_path):
     """`busy` was about the first asker's own limit: the others compute for themselves."""
     cache = ResultCache(tmp_path)
     n, out = ask_together(cache, "b", [BUSY, {"ok": 1}], 3)
-    assert out[0][0] == BUSY
-    assert [o[0] for o in out[1:]] == [{"ok": 1}] * 2
-    assert n == 2                                   # the second computed; the third read its kept value
+    assert [o[0] for o in out].count(BUSY) == 1 and [o[0] for o in out].count({"ok": 1}) == 2
+    assert n == 2                                   # one more computed; the third read its kept value
 
 
 def test_a_computation_that_raises_lets_the_next_asker_compute(tmp_path):
