@@ -70,7 +70,7 @@ def _until(cond, limit=60.0):
 def test_fair_order_and_queue_positions(make_engine):
     """One worker. A takes it; A queues two more, then B one: B is served before A's second
     and third (A was served last), and each waiting job was told how many were ahead of it."""
-    eng = make_engine(workers=1, session_jobs=4)
+    eng = make_engine(workers=1, session_jobs=4, straggler_s=600)   # no spares: the order is the queue's
     done, waits = [], []
     threads = [_submit(eng, "A", _req(1, 2.0), done)]
     _until(lambda: eng.status()["running"] == 1)
@@ -89,7 +89,7 @@ def test_fair_order_and_queue_positions(make_engine):
 
 
 def test_session_limit_refuses_at_once(make_engine):
-    eng = make_engine(workers=1, session_jobs=1)
+    eng = make_engine(workers=1, session_jobs=1, straggler_s=600)
     done = []
     t = _submit(eng, "A", _req(5, 2.0), done)
     _until(lambda: eng.status()["running"] == 1)
@@ -102,7 +102,7 @@ def test_session_limit_refuses_at_once(make_engine):
 
 
 def test_killed_worker_is_replaced_while_others_compile(make_engine):
-    eng = make_engine(workers=2, session_jobs=4)
+    eng = make_engine(workers=2, session_jobs=4, straggler_s=600)
     done = []
     busy = _submit(eng, "A", _req(8, 3.0), done)
     _until(lambda: eng.status()["running"] == 1)
