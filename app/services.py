@@ -89,15 +89,18 @@ _FORMAT = hashlib.sha256(b"".join(
     for f in ("compile/worker.py", "compile/triton_shim.py", "base/result.py", "base/errors.py"))).hexdigest()[:16]
 
 
+def _error_kind(value: dict) -> str | None:
+    return (value.get("error") or {}).get("kind")
+
+
 def _keep(value: dict) -> bool:
-    err = value.get("error") or {}
-    return err.get("kind") not in ("timeout", "crash", "busy")
+    return _error_kind(value) not in ("timeout", "crash", "busy")
 
 
 def _share(value: dict) -> bool:
     """Sessions that waited for the same compile get its timeout or crash too; a `busy`
     refusal was about the session that asked first."""
-    return (value.get("error") or {}).get("kind") != "busy"
+    return _error_kind(value) != "busy"
 
 
 def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:

@@ -40,6 +40,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, unquote
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -167,7 +172,6 @@ def _setup(root: Path, kind: str, query: str, token: str) -> str:
 def check_panel(blob: bytes, query: str) -> str:
     """"" if the TTGIR panel is what the link asked for (a kernel of that library file, the
     target, num_warps), else what is wrong."""
-    from urllib.parse import parse_qs, unquote
     q = {k: v[0] for k, v in parse_qs(query).items()}
     text = "\n".join(panel_payload.decode(blob)["lines"])
     jitted = re.findall(r"@triton\.jit[^\n]*\n\s*def (\w+)", kernels.get(q["kernel"]).source())
@@ -186,9 +190,6 @@ def check_panel(blob: bytes, query: str) -> str:
 async def session_ws(url: str, root: Path, kind: str, query: str, timeout_s: float) -> dict:
     """One session over Streamlit's websocket: the page's first run with the link's query
     string, then every ForwardMsg read until the TTGIR panel (or the expected error) arrives."""
-    import websockets
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     token = secrets.token_urlsafe(32)                 # 43 characters, as the app makes them
     query = _setup(root, kind, query, token)
     status, detail, queue_seen, compiled = "failed", "", [], None

@@ -10,10 +10,11 @@ fair queue in front of them, shared by every session of the server.
   killed (its whole process group) and a fresh one started in its slot; the other workers keep
   compiling. If it died mid-compile (LLVM aborted), the stages it had made are read back from
   the job folder (`journal`) and returned with the crash.
-* **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (3 s by default,
-  `TLENS_STRAGGLER_S`; a library kernel compiles in 0.1-1.5 s on a 2-core box) no longer counts against the pool: while it runs on, a spare
-  worker is started so the others in the queue are not held up by it, up to as many spares
-  as the pool has workers. A spare is stopped when the job it stood in for ends.
+* **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (3 s by
+  default, `TLENS_STRAGGLER_S`; a library kernel compiles in 0.1-1.5 s on a 2-core box) no
+  longer counts against the pool: while it runs on, a spare worker is started so the others
+  in the queue are not held up by it, up to as many spares as the pool has workers. A spare is
+  stopped when the job it stood in for ends.
 * **Fair queue.** A free worker goes to the waiting session served least recently (then to
   the one waiting longest), not first come first served: one student pressing Compile ten
   times cannot push the class back ten places. A
