@@ -47,7 +47,8 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
-from inspectors.compile import journal, sandbox
+from inspectors.base import sandbox
+from inspectors.compile import journal
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,8 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def kill(self):
+    def stop(self):
+        """Every process of this worker ended (its sandbox's too); its folder is kept to be read."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -116,6 +118,9 @@ class _Worker:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             pass
+
+    def kill(self):
+        self.stop()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -394,12 +399,15 @@ class Engine:
             worker.jobs += 1
             reply = self._await_reply(worker, job_dir, timeout)
         except queue.Empty:
+            worker.stop()
+            tail = _output_tail(job_dir)
             self._replace(slot)
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
-                f"does example() loop forever?", request.filename, None, _output_tail(job_dir)),
+                f"does example() loop forever?", request.filename, None, tail),
                 seconds=time.perf_counter() - started)
         except _OverQuota as e:
+            worker.stop()
             tail = _output_tail(job_dir, 2000)
             self._replace(slot)
             return CompileResult(error=CompileError("limit", str(e), request.filename, None, tail),
@@ -417,6 +425,7 @@ class Engine:
                 code = worker.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 code = None
+            worker.stop()
             kernels, stage = journal.recover(job_dir)
             output = _output_tail(job_dir)
             self._replace(slot)
@@ -570,7 +579,7 @@ def _harvest(private: Path, trusted: Path, max_bytes: int = 64 << 20) -> int:
     its private cache into the trusted one; returns how many."""
     added = 0
     root = private / "by-file"
-    if not root.is_dir():
+    if root.is_symlink() or not root.is_dir():
         return 0
     for name in root.iterdir():
         if name.is_symlink() or not name.is_dir() or not _CACHE_NAME_RE.match(name.name):
@@ -621,19 +630,12 @@ def _lower_priority(worker: _Worker | None) -> None:
 
 
 def _describe_exit(code) -> str:
-    if code is None:
-        return "no answer"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit status {code}"
+    return sandbox.describe_exit(code)
 
 
 def _output_tail(job_dir: Path, limit: int = 8000) -> str:
-    path = job_dir / "output.txt"
+    """The end of what the job printed; only a regular file of the job's own (see journal.read_plain)."""
     try:
-        return path.read_text(errors="replace")[-limit:]
+        return journal.read_plain(job_dir / "output.txt").decode("utf-8", "replace")[-limit:]
     except OSError:
         return ""

@@ -27,7 +27,7 @@ Inside (`wrap`):
 * **GPU** (`gpu=True`): `/dev/nvidia*` passed in, the driver's libraries and `/sys` read-only.
 
 What the host must trust is written in the README ("Serving a class: what a student's code can
-and cannot do"). `python -m inspectors.compile.sandbox` says whether the sandbox works here.
+and cannot do"). `python -m inspectors.base.sandbox` says whether the sandbox works here.
 """
 from __future__ import annotations
 
@@ -162,9 +162,14 @@ def _system_binds() -> list[str]:
     return args
 
 
+def gpu_devices() -> list[str]:
+    """The NVIDIA device files of this machine (/dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm...)."""
+    return [d for d in sorted(glob.glob("/dev/nvidia*")) if os.path.exists(d) and not os.path.isdir(d)]
+
+
 def _gpu_binds() -> list[str]:
     args = []
-    for dev in sorted(glob.glob("/dev/nvidia*")) + sorted(glob.glob("/dev/dri/*")):
+    for dev in gpu_devices() + sorted(glob.glob("/dev/dri/*")):
         if os.path.exists(dev) and not os.path.isdir(dev):
             args += ["--dev-bind", dev, dev]
     if os.path.isdir("/dev/nvidia-caps"):
@@ -210,12 +215,60 @@ def wrap(argv: Sequence[str], jail: Jail, passwd_dir: Path | None = None) -> lis
     return args + list(argv)
 
 
+def enabled() -> bool:
+    """Whether this server runs users' code (and the tools that read what it made) sandboxed."""
+    from inspectors.base import settings
+    return settings.load().sandbox
+
+
+def server_problem(settings) -> str | None:
+    """Why this server must not start, or None: a class server (one workspace per student)
+    runs students' code only sandboxed, unless TLENS_UNSANDBOXED_CLASS=1 says the room is trusted."""
+    if settings.sandbox:
+        problem = check()
+        return None if problem is None else (
+            f"Users' code is to run in a sandbox (TLENS_SANDBOX=1{', the default of a class server' if settings.class_mode else ''}), "
+            f"and the sandbox does not work on this machine: {problem}. Run `python -m inspectors.base.sandbox` to check.")
+    if settings.class_mode and not settings.unsandboxed_class:
+        return ("This is a class server (TLENS_CLASS=1 or TLENS_USER_HEADER): students' code must run sandboxed, but "
+                "TLENS_SANDBOX=0. Remove TLENS_SANDBOX=0, or, for a room where every student is trusted with the "
+                "server's own rights, set TLENS_UNSANDBOXED_CLASS=1.")
+    return None
+
+
+def tool_argv(argv: Sequence[str], folder: Path) -> list[str]:
+    """`argv` (ptxas, nvdisasm, cuobjdump on a file in `folder`) as it runs here: in a sandbox
+    of its own when the server sandboxes users' code, since the cubin or PTX it reads came
+    out of one; `folder` is the only place it may write. Unchanged otherwise."""
+    if not enabled():
+        return list(argv)
+    jail = Jail(writable=(folder,), readable=(Path(argv[0]).resolve().parent,), cwd=folder,
+                limits=Limits(memory_mb=8192, cpu_s=300))
+    return wrap(argv, jail)
+
+
 def write_passwd(folder: Path) -> Path:
     """/etc/passwd and /etc/group naming only the sandbox user (getpass, pwd and torch ask)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "passwd").write_text(f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:/tmp:/usr/sbin/nologin\n")
     (folder / "group").write_text(f"sandbox:x:{SANDBOX_UID}:\n")
     return folder
+
+
+def describe_exit(code: int | None) -> str:
+    """A worker's end in words. bwrap passes on its child's death by a signal as 128 + the
+    signal's number (139: SIGSEGV), as a shell does."""
+    import signal
+    if code is None:
+        return "no answer"
+    sig = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else 0
+    if sig:
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"killed by {name}" if code < 0 else f"exit status {code}: killed by {name}"
+    return f"exit status {code}"
 
 
 class SandboxError(RuntimeError):
@@ -378,10 +431,17 @@ def describe() -> dict:
 
 
 def main() -> int:
-    problem = check()
+    """Exit status 0 when this server may start (the sandbox works, or is not asked for)."""
+    from inspectors.base import settings
+    s = settings.load()
+    problem = server_problem(s) if "--server" in sys.argv else check()
     if problem:
         print(f"sandbox: NOT available: {problem}", file=sys.stderr)
         return 1
+    if s.class_mode and not s.sandbox:
+        print("sandbox: OFF for a class server (TLENS_UNSANDBOXED_CLASS=1): every student's code runs with this "
+              "server's rights", file=sys.stderr)
+        return 0
     info = describe()
     print(f"sandbox: works (bubblewrap at {info['bwrap']}; processes limited by {info['process_limit']})")
     return 0
