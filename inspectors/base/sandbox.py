@@ -215,6 +215,18 @@ def wrap(argv: Sequence[str], jail: Jail, passwd_dir: Path | None = None) -> lis
     return args + list(argv)
 
 
+# The environment bwrap itself is started with. Not the server's: with a PID namespace, bwrap's
+# own process is PID 1 inside the sandbox, and /proc/1/environ would show the server's variables
+# to the job (--clearenv cleans only the environment of the command it runs).
+BWRAP_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+def popen_env(base: Mapping[str, str] | None = None) -> dict | None:
+    """The `env=` for Popen of a command that `tool_argv` may have wrapped: BWRAP_ENV when
+    sandboxed, else `base` (None: the caller's own)."""
+    return dict(BWRAP_ENV) if enabled() else (dict(base) if base is not None else None)
+
+
 def enabled() -> bool:
     """Whether this server runs users' code (and the tools that read what it made) sandboxed."""
     from inspectors.base import settings
@@ -407,7 +419,7 @@ def check() -> str | None:
                  "print(os.getuid(), len([p for p in os.listdir('/proc') if p.isdigit()]))\n")
         try:
             argv = wrap([sys.executable, "-c", probe], Jail(writable=(scratch,)), write_passwd(scratch / "etc"))
-            out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=BWRAP_ENV)
         except (OSError, subprocess.SubprocessError, SandboxError) as e:
             return f"bubblewrap could not be run: {e}"
         if out.returncode != 0:

@@ -89,7 +89,7 @@ def _command(args: list[str], scratch: str) -> tuple[list[str], dict | None, obj
     jail = sandbox.Jail(writable=(folder,), env=jail_env, gpu=gpu, limits=limits)
     cgroup = sandbox.Cgroup.create(f"bench-{folder.name}", limits)
     sandbox.write_passwd(folder / "etc")
-    return sandbox.wrap(argv, jail, folder / "etc"), None, _Preexec(limits, cgroup, gpu)
+    return sandbox.wrap(argv, jail, folder / "etc"), dict(sandbox.BWRAP_ENV), _Preexec(limits, cgroup, gpu)
 
 
 class _Preexec:

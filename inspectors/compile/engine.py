@@ -205,7 +205,7 @@ class Engine:
                "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env}
         jail = sandbox.Jail(writable=(folder,), readable=(trusted,), env=env, limits=limits)
         cgroup = sandbox.Cgroup.create(f"{self.scratch.name}-w{n}", limits)
-        return _Worker(sandbox.wrap(argv, jail, folder / "etc"), None, folder=folder, cgroup=cgroup,
+        return _Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
                        preexec=limits.preexec(cgroup))
 
     @property

@@ -318,6 +318,7 @@ def run_file(file: Path, out_dir: Path, timeout: float) -> "subprocess.Completed
     cgroup = sandbox.Cgroup.create(f"inductor-{out_dir.name}-{os.getpid()}", limits)
     try:
         return subprocess.run(sandbox.wrap(argv, jail, etc), capture_output=True, text=True, timeout=timeout,
+                              env=sandbox.BWRAP_ENV,
                               preexec_fn=limits.preexec(cgroup, gpu=jail.gpu), start_new_session=True)
     finally:
         if cgroup is not None:

@@ -361,7 +361,8 @@ def run_ptxas(ptx: str, arch: int | None = None, fmad: bool = True, timeout: flo
         path = folder / "kernel.ptx"
         path.write_text(ptx)
         argv = ptxas_command(ptxas, str(path), arch, fmad=fmad, out_path=str(folder / "kernel.cubin"))
-        proc = subprocess.run(sandbox.tool_argv(argv, folder), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(sandbox.tool_argv(argv, folder), capture_output=True, text=True, timeout=timeout,
+                              env=sandbox.popen_env())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode != 0:
@@ -379,7 +380,7 @@ def run_res_usage(cubin: bytes, timeout: float = 60) -> str:
         path = folder / "kernel.cubin"
         path.write_bytes(cubin)
         proc = subprocess.run(sandbox.tool_argv([str(tool), "-res-usage", str(path)], folder), capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=sandbox.popen_env())
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode != 0:

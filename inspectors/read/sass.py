@@ -55,7 +55,7 @@ class Disassembly:
         Path(self.path).write_bytes(cubin)
         self.argv = [str(tool), "-c", "-gi", self.path]
         self.proc = subprocess.Popen(sandbox.tool_argv(self.argv, folder), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, errors="replace")
+                                     stderr=subprocess.PIPE, text=True, errors="replace", env=sandbox.popen_env())
 
     def result(self, timeout: float = 120) -> str:
         if self.proc is None:
