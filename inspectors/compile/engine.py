@@ -444,7 +444,7 @@ class Engine:
             # library file on a fresh worker ran only our code: its kernels join the trusted cache.
             if worker.jobs == 1 and _digest(request.source) in self._library:
                 _harvest(worker.folder / "triton", self.settings.triton_cache_dir)
-            self._replace(slot)
+            self._replace(slot, wait=False)
         try:
             return CompileResult.from_json(reply)
         except (TypeError, ValueError, KeyError, AttributeError) as e:
@@ -483,16 +483,21 @@ class Engine:
         except OSError:
             self._replace(slot)
 
-    def _replace(self, slot: int) -> _Worker:
+    def _replace(self, slot: int, wait: bool = True) -> _Worker:
+        """A fresh worker in `slot`; the old one is killed first, or, with wait=False (a sandbox
+        whose job is done), beside the caller, who then returns its result without waiting."""
         with self._cv:
             old = self._slots[slot] if slot < len(self._slots) else None
-        if old is not None:
+        if old is not None and wait:
             old.kill()
         if self._closed:
             return old
         fresh = self._spawn()
         with self._cv:
-            self._slots[slot] = fresh
+            if slot < len(self._slots):
+                self._slots[slot] = fresh
+        if old is not None and not wait:
+            threading.Thread(target=old.kill, daemon=True).start()
         return fresh
 
     def close(self):
