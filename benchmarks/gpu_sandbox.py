@@ -77,7 +77,7 @@ def panel(lines: list[str]) -> bool:
         lines.append(f"{slug:<12}{size:>12}{sb:>12.4f}{pl:>11.4f}{ind:>13.4f}{sb / ind:>18.3f}{pl / ind:>16.3f}"
                      f"  {'within 3 %' if within else 'NOT within 3 %'}  (runs: sandbox {runs[True]}, plain {runs[False]})")
         lines.extend(f"   error {e}" for e in errors)
-        print(lines[-1 - len(errors)], flush=True)
+        print("\n".join(lines[-1 - len(errors):]), flush=True)
     return ok
 
 
@@ -140,10 +140,12 @@ def hostile(lines: list[str]) -> bool:
     r = run_benchmark(BenchRequest("hostile", source=src, size=4096, sweep=False), timeout=120)
     text = json.dumps(r.to_json())
     leaked = "LEAKED" in text or SECRET in text or bool(got)
+    # nothing leaked AND the file really ran: its module loaded, and only then found no benchmark
+    ran = r.error is not None and r.error.kind == "usage" and "declares no benchmark" in r.error.message
     lines.append(f"hostile draft in the sandbox: {'LEAKED' if leaked else 'nothing got through'} "
                  f"(its run: {r.error.kind + ': ' + r.error.message[:160] if r.error else 'ok'}; listener got {got})")
     print(lines[-1], flush=True)
-    return not leaked
+    return ran and not leaked
 
 
 def main() -> int:

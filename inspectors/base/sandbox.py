@@ -174,9 +174,9 @@ def _gpu_binds() -> list[str]:
             args += ["--dev-bind", dev, dev]
     if os.path.isdir("/dev/nvidia-caps"):
         args += ["--dev-bind", "/dev/nvidia-caps", "/dev/nvidia-caps"]
-    for path in ("/sys", "/usr/local/nvidia", "/usr/local/cuda", "/etc/OpenCL", "/run/nvidia-persistenced"):
-        if os.path.exists(path):
-            args += ["--ro-bind", path, path]
+    # /usr (and so /usr/local/cuda, /usr/local/nvidia with the driver's libraries) is bound
+    # already; CUDA reads the PCI topology under /sys.
+    args += ["--ro-bind", "/sys", "/sys"]
     return args
 
 
