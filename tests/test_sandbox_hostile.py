@@ -403,3 +403,48 @@ def test_class_server_without_a_sandbox_refuses(monkeypatch):
         assert problem and "does not work" in problem
     finally:
         sandbox.check.cache_clear()
+
+
+def test_the_class_page_runs_a_hostile_file_sandboxed(monkeypatch, tmp_path):
+    """Through the page of a class server (AppTest, TLENS_CLASS=1): the file that printed the
+    server's environment and another student's homework above shows neither, and the page still
+    compiles right after."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from apptest_panels import panels
+    from editor_helpers import editor
+    victim = tmp_path / "workspace" / "users" / "victim-0123456789ab" / "homework.py"
+    victim.parent.mkdir(parents=True)
+    victim.write_text(VICTIM_TEXT)
+    for k, v in {"TLENS_CLASS": "1", "TLENS_WORKSPACE_DIR": str(tmp_path / "workspace"), "TLENS_WORKERS": "1",
+                 "TLENS_TRITON_CACHE_DIR": str(tmp_path / "cache" / "triton"), SECRET_ENV: SECRET}.items():
+        monkeypatch.setenv(k, v)
+    st.cache_resource.clear()          # the engine of an earlier test in this process was not sandboxed
+    try:
+        at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=240)
+        at.run()
+        assert not at.exception, at.exception
+        at.selectbox(key="picker").set_value("my_kernel").run()
+        evil = hostile(f"""
+print(dict(os.environ))
+for p in glob.glob("/proc/*/environ"):
+    print(p, open(p, "rb").read())
+try:
+    print(open({str(victim)!r}).read())
+except OSError as e:
+    print("no homework:", e)
+""")
+        editor(at).input(evil).run()
+        at.button(key="compile").click().run()
+        assert not at.exception, at.exception
+        page = json.dumps([[getattr(e, "value", "") for e in getattr(at, kind)]
+                           for kind in ("code", "markdown", "error", "warning", "info", "text", "caption")],
+                          default=str)
+        assert "no homework" in page                  # its output is on the page...
+        assert SECRET not in page and "VICTIM-WORK-c0ffee" not in page   # ...and nothing of others'
+        assert editor(at).value == evil
+        editor(at).input(VADD).run()
+        at.button(key="compile").click().run()
+        assert not at.error and "ptx" in panels(at)
+    finally:
+        st.cache_resource.clear()
