@@ -36,6 +36,7 @@ run: setup
 # A server for a class, for an authenticating reverse proxy on this machine to publish (README,
 # "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
 serve-class: setup
+	TLENS_CLASS=1 $(PY) -m inspectors.base.sandbox --server
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 
 test: setup

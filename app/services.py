@@ -14,6 +14,7 @@ from typing import Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.compile.engine import Engine
@@ -43,6 +44,22 @@ def finish_once(pending_key: str, request: CompileRequest, store: Callable[[], N
 def engine() -> Engine:
     """Started with the server: the workers import torch and triton while the page loads."""
     return Engine(settings_mod.load())
+
+
+def refuse_unsafe_server() -> None:
+    """A class server whose students' code could not be sandboxed shows why, and serves nothing."""
+    problem = _server_problem()
+    if problem:
+        st.error(f"**Triton Lens will not run users' code on this server.** {problem}", icon=":material/gpp_bad:")
+        st.stop()
+    if settings_mod.load().class_mode and not settings_mod.load().sandbox:
+        st.warning("UNSANDBOXED CLASS SERVER (TLENS_UNSANDBOXED_CLASS=1): every student's code runs with this "
+                   "server's rights.", icon=":material/warning:")
+
+
+@st.cache_resource(show_spinner=False)
+def _server_problem() -> str | None:
+    return sandbox.server_problem(settings_mod.load())
 
 
 @st.cache_resource(show_spinner=False)
