@@ -469,7 +469,7 @@ class Engines:
         try:
             engine = self.get(request.triton_version)
         except KeyError as e:
-            return CompileResult(error=CompileError("usage", str(e).strip('"'), request.filename, None))
+            return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
         return engine.compile(request, **kw)
 
     def close(self) -> None:
