@@ -47,7 +47,7 @@ class Progress:
     message: str
 
 
-def _env() -> dict:
+def _env(triton_path: str = "") -> dict:
     from inspectors.base import settings as settings_mod
     env = dict(os.environ)
     settings = settings_mod.load()
@@ -57,7 +57,7 @@ def _env() -> dict:
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
     env.pop("TRITON_INTERPRET", None)                 # the worker decides: only where there is no GPU
     env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (triton_path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 
@@ -73,17 +73,19 @@ def _describe_exit(code) -> str:
 
 
 def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None] | None = None,
-                  timeout: float | None = None) -> BenchResult:
+                  timeout: float | None = None, triton=None) -> BenchResult:
     """Runs one benchmark in a fresh worker process and returns its result; never raises.
     A worker that dies (a segfault, a fault that aborts) or runs past `timeout` is reported
-    as an error, with the rows it had timed before."""
+    as an error, with the rows it had timed before. `triton` (an
+    inspectors.base.versions.TritonEnv): run it with that Triton instead of the server's own."""
     timeout = bench.default_timeout_s() if timeout is None else timeout
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tlens-bench-") as scratch, \
             open(Path(scratch) / "stderr.txt", "w+", encoding="utf-8", errors="replace") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "inspectors.bench.worker", "--scratch", scratch],
+        python = (triton.python if triton is not None else "") or sys.executable
+        proc = subprocess.Popen([python, "-m", "inspectors.bench.worker", "--scratch", scratch],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
-                                env=_env(), text=True, encoding="utf-8", start_new_session=True)
+                                env=_env(triton.path if triton is not None else ""), text=True, encoding="utf-8", start_new_session=True)
         lines: queue.Queue = queue.Queue()
 
         def read():
