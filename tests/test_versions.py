@@ -182,3 +182,49 @@ def test_two_version_benchmark_on_the_interpreter():
     assert vb.ratios == ()
     assert vb.describe() == (f"no GPU: nothing timed; Triton {A} passes the check on its interpreter, "
                              f"Triton {B} passes the check on its interpreter")
+
+
+# -- the page -----------------------------------------------------------------------------------
+
+@pytest.fixture
+def two_version_app(monkeypatch, tmp_path):
+    """The app with both versions configured: a fresh Engines (the server-wide one is cached), put
+    back as it was afterwards."""
+    from app import services
+    monkeypatch.setenv("TLENS_TRITON_VERSIONS", _spec())
+    monkeypatch.setenv("TLENS_TRITON_VERSIONS_DIR", str(tmp_path / "none"))
+    services.engines().close()
+    services.engines.clear()
+    yield
+    services.engines().close()
+    services.engines.clear()
+
+
+@needs_both
+def test_page_version_picker_panel_titles_and_compare(two_version_app):
+    from streamlit.testing.v1 import AppTest
+    from apptest_panels import panels
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=300)
+    at.run()
+    assert not at.exception, at.exception
+    picker = at.selectbox(key="triton")
+    assert [o.split()[0] for o in picker.options] == [A, B]
+    at.selectbox(key="picker").set_value("softmax").run()
+    for v in (A, B):
+        at.selectbox(key="triton").set_value(v).run()
+        at.button(key="compile").click().run()
+        assert not at.exception and not at.error, [e.value for e in at.error]
+        shown = panels(at)
+        assert shown["ptx"]["label"] == f"PTX · Triton {v}", shown["ptx"]["label"]
+        assert any(f"Triton {v}" in c.value for c in at.caption)
+    # Compare: one kernel, two versions
+    at.switch_page("views/diff.py").run()
+    at.segmented_control(key="cmp-mode").set_value("options").run()
+    at.selectbox(key="opt-src").set_value("softmax").run()
+    assert (at.selectbox(key="opt-a-triton").value, at.selectbox(key="opt-b-triton").value) == (A, B)
+    at.button(key="opt-build").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    heads = [h.value for h in at.subheader]
+    assert any(h.startswith(f"{A} → {B}: ") for h in heads), heads
+    said = " ".join(m.value for m in at.markdown)
+    assert "`--regAllocOptLevel=2` added to ptxas" in said
