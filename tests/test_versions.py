@@ -228,3 +228,23 @@ def test_page_version_picker_panel_titles_and_compare(two_version_app):
     assert any(h.startswith(f"{A} → {B}: ") for h in heads), heads
     said = " ".join(m.value for m in at.markdown)
     assert "`--regAllocOptLevel=2` added to ptxas" in said
+
+
+@needs_both
+def test_benchmark_page_two_versions(two_version_app):
+    import torch
+    if torch.cuda.is_available():
+        pytest.skip("a GPU machine times instead")
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=300)
+    at.run()
+    at.switch_page("views/benchmark.py").run()
+    assert not at.exception, at.exception
+    at.selectbox(key="bench-kernel").set_value("softmax").run()
+    assert (at.selectbox(key="bench-va").value, at.selectbox(key="bench-vb").value) == (A, B)
+    at.number_input(key="bench-vrounds").set_value(1).run()
+    at.button(key="bench-versions").click().run()
+    assert not at.exception, at.exception
+    said = " ".join(m.value for m in at.markdown)
+    assert (f"Triton {A} vs {B}:** no GPU: nothing timed; Triton {A} passes the check on its interpreter, "
+            f"Triton {B} passes the check on its interpreter") in said
