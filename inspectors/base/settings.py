@@ -14,6 +14,9 @@
 | TLENS_SESSION_JOBS         | 2                               | compiles one session may have queued/running |
 | TLENS_USER_HEADER          | (unset)                         | header naming the user (set by an auth proxy): one workspace each |
 | TLENS_CLASS                | 0                               | 1: one workspace per browser even without the header |
+| TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.versions) |
+| TLENS_TRITON_VERSIONS_DIR  | .triton-versions (in the repo)  | a folder of extra versions, one `pip --target` folder each |
+| TLENS_VERSION_WORKERS      | 1                               | warm workers of each extra Triton version |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
