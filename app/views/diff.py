@@ -110,10 +110,8 @@ def _option_set(side: str, column) -> None:
         st.selectbox("Target GPU", target_keys, key=f"opt-{side}-target", format_func=lambda k: targets.parse(k).label)
         versions = services.triton_versions()
         if len(versions) > 1:
-            if st.session_state.get(f"opt-{side}-triton") not in versions:
-                own = services.engine().triton_version
-                st.session_state[f"opt-{side}-triton"] = (versions[0] if side == "a" and versions[0] != own
-                                                          else own or versions[-1])
+            if st.session_state.get(f"opt-{side}-triton") not in versions:   # oldest → newest at first
+                st.session_state[f"opt-{side}-triton"] = versions[0] if side == "a" else versions[-1]
             st.selectbox("Triton version", versions, key=f"opt-{side}-triton")
         st.selectbox("num_warps", WARPS, key=f"opt-{side}-warps",
                      format_func=lambda v: "as the launcher says" if v is None else str(v))

@@ -230,14 +230,17 @@ with st.sidebar:
     if "target" not in st.session_state:
         st.session_state["target"] = (settings.default_target if settings.default_target in target_keys
                                       else target_keys[0])
-    st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
     versions = services.triton_versions()
-    if len(versions) > 1:      # extra versions set up (README, "Several Triton versions")
+    if len(versions) > 1:      # extra versions set up (README, "Several Triton versions"): side by side,
+        t_col, v_col = st.columns([3, 2], gap="small")    # so that Compile stays on the first screen
+        t_col.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
         if st.session_state.get("triton") not in versions:
             st.session_state["triton"] = engine.triton_version or versions[-1]
-        st.selectbox("Triton version", versions, key="triton",
-                     format_func=lambda v: v + (" (this server's)" if v == engine.triton_version else ""),
-                     help="Which Triton compiles the kernel: each version has its own compile worker.")
+        v_col.selectbox("Triton", versions, key="triton",
+                        help=f"Which Triton version compiles the kernel, each in its own compile worker; "
+                             f"{engine.triton_version} is this server's own.")
+    else:
+        st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
     # side by side and the rare options folded: Compile stays on the first screen at 1280×720
     w_col, s_col = st.columns(2, gap="small")
     w_col.selectbox("num_warps", WARPS, key="num_warps", help="default: as the launcher says",
