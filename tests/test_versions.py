@@ -157,6 +157,11 @@ def test_cli_diff_two_versions_json(tmp_path):
     assert bad.returncode == 1
     err = json.loads(bad.stdout)["error"]
     assert err["kind"] == "usage" and "Triton 3.7.9 is not set up" in err["message"]
+    one = subprocess.run([sys.executable, "-m", "inspectors", "compile", str(ROOT / "kernels" / "vector_add.py"),
+                          "--triton", A, "--json"], capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=600)
+    assert one.returncode == 0, one.stderr[-3000:]
+    compiled = json.loads(one.stdout)
+    assert compiled["triton_version"] == A and len(compiled["kernels"]) == 3
 
 
 # -- the two-version benchmark path -------------------------------------------------------------
