@@ -37,6 +37,7 @@ import argparse
 import dataclasses
 import json
 import sys
+import threading
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
@@ -256,7 +257,6 @@ def _diff_versions(args, settings, sides) -> int:
 
         def one(side, req):
             results[side] = engines.compile(req, timeout=args.timeout)
-        import threading
         threads = [threading.Thread(target=one, args=(side, req)) for side, (_, req) in sides.items()]
         for t in threads:
             t.start()

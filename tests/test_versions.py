@@ -172,6 +172,29 @@ def test_interleaved_order():
     assert interleaved(3) == [0, 1, 1, 0, 0, 1]
 
 
+
+def test_ratio_is_of_each_versions_median():
+    """The aggregation on a GPU (here fed by a runner that reports fixed timings per version):
+    each version's Triton ms is the median over its runs, the ratio B / A, in the order run."""
+    from inspectors.bench.model import TRITON, BenchResult, Row
+    from inspectors.bench.versions import run_versions
+    seen = []
+    times = {"3.6.0": iter([2.0, 4.0, 3.0]), "3.9.0": iter([1.0, 1.5, 2.0])}
+
+    def runner(request, timeout=None, triton=None):
+        v = triton.version if triton is not None else "own"
+        seen.append((v, request.providers, request.rounds))
+        ms = next(times[v])
+        return BenchResult(request.slug, "gpu", rows=(Row(4096, TRITON, ms, ms, ms, 1, 1, 1.0, 0.0, None),),
+                           triton_version=v)
+    envs = [versions.TritonEnv("3.6.0", path="/x"), versions.TritonEnv("3.9.0", python="/y")]
+    vb = run_versions(BenchRequest("softmax"), envs, rounds=3, runner=runner)
+    assert [s[0] for s in seen] == ["3.6.0", "3.9.0", "3.9.0", "3.6.0", "3.6.0", "3.9.0"]
+    assert all(s[1:] == ((TRITON,), 1) for s in seen)      # only Triton is timed, one round per worker
+    assert vb.mode == "gpu" and vb.ratios == ((4096, 3.0, 1.5, 0.5),)
+    assert vb.describe() == "size 4096: Triton 3.6.0 3.0000 ms, 3.9.0 1.5000 ms, 3.9.0/3.6.0 = 0.500×"
+
+
 @needs_both
 def test_two_version_benchmark_on_the_interpreter():
     """No GPU here: each version's own worker checks the kernel on its own interpreter (3.6's

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,11 +121,3 @@ def configured(spec: str | None = None, folder: str | Path | None = None) -> dic
 
 def _sort_key(version: str) -> tuple:
     return tuple(int(x) if x.isdigit() else 0 for x in re.findall(r"\d+", version)[:3])
-
-
-def own_version() -> str:
-    return tritonver.installed()
-
-
-def python_of(env: TritonEnv) -> str:
-    return env.python or sys.executable
