@@ -50,7 +50,7 @@ class Progress:
     message: str
 
 
-def _env() -> dict:
+def _env(triton_path: str = "") -> dict:
     from inspectors.base import settings as settings_mod
     env = dict(os.environ)
     settings = settings_mod.load()
@@ -60,15 +60,18 @@ def _env() -> dict:
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
     env.pop("TRITON_INTERPRET", None)                 # the worker decides: only where there is no GPU
     env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (triton_path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 
-def _command(args: list[str], scratch: str) -> tuple[list[str], dict | None, object]:
-    """(argv, env, preexec_fn) of a benchmark worker: in a sandbox of its own on a server that
-    sandboxes users' code (the GPU's device files passed in), else a plain subprocess."""
-    argv = [sys.executable, "-m", "inspectors.bench.worker", *args]
-    env = _env()
+def _command(args: list[str], scratch: str, triton=None) -> tuple[list[str], dict | None, object]:
+    """(argv, env, preexec_fn) of a benchmark worker (of `triton`, a TritonEnv: None for the
+    server's own): in a sandbox of its own on a server that sandboxes users' code (the GPU's
+    device files passed in), else a plain subprocess."""
+    python = (triton.python if triton is not None else "") or sys.executable
+    path = triton.path if triton is not None else ""
+    argv = [python, "-m", "inspectors.bench.worker", *args]
+    env = _env(path)
     if not sandbox.enabled():
         return argv, env, None
     keep = ("TRITON_DEFAULT_FP_FUSION", "TLENS_WORKER_MEMORY_MB", "PYTHONUNBUFFERED", "TLENS_BENCH_ROUNDS",
@@ -86,7 +89,10 @@ def _command(args: list[str], scratch: str) -> tuple[list[str], dict | None, obj
     jail_env["TLENS_BENCH_DIR"] = str(private)
     limits = sandbox.Limits(memory_mb=int(env.get("TLENS_WORKER_MEMORY_MB", "8192")) or 8192, cpu_s=1800)
     gpu = bool(sandbox.gpu_devices())
-    jail = sandbox.Jail(writable=(folder,), env=jail_env, gpu=gpu, limits=limits)
+    if path:                 # an extra Triton version's folder, first on the path
+        jail_env["PYTHONPATH"] = os.pathsep.join((path, str(_REPO_ROOT)))
+    jail = sandbox.Jail(writable=(folder,), readable=(Path(path),) if path else (), env=jail_env, gpu=gpu,
+                        limits=limits, python=python)
     cgroup = sandbox.Cgroup.create(f"bench-{folder.name}", limits)
     sandbox.write_passwd(folder / "etc")
     return sandbox.wrap(argv, jail, folder / "etc"), dict(sandbox.BWRAP_ENV), _Preexec(limits, cgroup, gpu)
@@ -107,10 +113,11 @@ def _describe_exit(code) -> str:
 
 
 def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None] | None = None,
-                  timeout: float | None = None) -> BenchResult:
+                  timeout: float | None = None, triton=None) -> BenchResult:
     """Runs one benchmark in a fresh worker process and returns its result; never raises.
     A worker that dies (a segfault, a fault that aborts) or runs past `timeout` is reported
-    as an error, with the rows it had timed before."""
+    as an error, with the rows it had timed before. `triton` (an
+    inspectors.base.versions.TritonEnv): run it with that Triton instead of the server's own."""
     timeout = bench.default_timeout_s() if timeout is None else timeout
     if sandbox.enabled() and sandbox.gpu_devices():
         # The sandboxed worker's lock file is private: the server holds the GPU for it.
@@ -119,17 +126,17 @@ def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None]
         note = (lambda msg: on_progress(Progress(0.0, msg))) if on_progress else None
         try:
             with gpu_lock(f"sandbox-{request.device}", f"{request.slug} on GPU {request.device}", wait_s, note):
-                return _run_benchmark(request, on_progress, timeout)
+                return _run_benchmark(request, on_progress, timeout, triton)
         except GpuBusy as e:
             return BenchResult(request.slug, "none", error=BenchError("busy", str(e)))
-    return _run_benchmark(request, on_progress, timeout)
+    return _run_benchmark(request, on_progress, timeout, triton)
 
 
-def _run_benchmark(request: BenchRequest, on_progress, timeout: float) -> BenchResult:
+def _run_benchmark(request: BenchRequest, on_progress, timeout: float, triton=None) -> BenchResult:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tlens-bench-") as scratch, \
             open(Path(scratch) / "stderr.txt", "w+", encoding="utf-8", errors="replace") as stderr:
-        argv, env, preexec = _command(["--scratch", scratch], scratch)
+        argv, env, preexec = _command(["--scratch", scratch], scratch, triton)
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
                                 env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
                                 preexec_fn=preexec)

@@ -22,6 +22,10 @@ fair queue in front of them, shared by every session of the server.
   is refused at once with an error of kind `busy`.
 * **Where am I?** `on_wait(position, seconds)` is called while a job waits, about twice a
   second: `position` = how many jobs will be served before it.
+* **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
+  another Triton version: its folder first on their PYTHONPATH, or another interpreter.
+  `Engines` keeps one Engine per configured version and routes a request by its
+  `triton_version` ("" = the server's own).
 
 The engine never imports torch or triton: it is safe to use from the Streamlit server.
 """
@@ -48,6 +52,7 @@ from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base import sandbox
+from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -141,12 +146,14 @@ class Engine:
 
     def __init__(self, settings: settings_mod.Settings | None = None, workers: int | None = None,
                  session_jobs: int | None = None, straggler_s: float | None = None, env: dict | None = None,
-                 sandboxed: bool | None = None):
+                 sandboxed: bool | None = None, triton: TritonEnv | None = None):
         """`env`: variables added to the environment of every worker this engine starts; the
         others default to the settings. `sandboxed`: run every worker in bubblewrap (default:
-        the settings' TLENS_SANDBOX); raises SandboxError when the sandbox does not work here."""
+        the settings' TLENS_SANDBOX); raises SandboxError when the sandbox does not work here.
+        `triton`: which Triton the workers run (None: the server's own)."""
         self.settings = settings or settings_mod.load()
         self.extra_env = dict(env or {})
+        self.triton = triton or TritonEnv("")
         self.size = max(1, workers or self.settings.workers)
         self.session_jobs = max(1, session_jobs or self.settings.session_jobs)
         self.straggler_s = self.settings.straggler_s if straggler_s is None else straggler_s
@@ -178,9 +185,10 @@ class Engine:
         env["TLENS_WORKER_MEMORY_MB"] = str(self.settings.worker_memory_mb)
         env["TLENS_REPRO_DIR"] = str(self.settings.repro_dir)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (self.triton.path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         self.settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
-        argv = [sys.executable, "-m", "inspectors.compile.worker"]
+        argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker"]
         if not self.sandboxed:
             return _Worker(argv, env)
         return self._spawn_sandboxed(argv)
@@ -203,7 +211,10 @@ class Engine:
         env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
                "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
                "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env}
-        jail = sandbox.Jail(writable=(folder,), readable=(trusted,), env=env, limits=limits)
+        if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.versions)
+            env["PYTHONPATH"] = os.pathsep.join((self.triton.path, str(_REPO_ROOT)))
+        jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
+                            env=env, limits=limits, python=self.triton.python or sys.executable)
         cgroup = sandbox.Cgroup.create(f"{self.scratch.name}-w{n}", limits)
         return _Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
                        preexec=limits.preexec(cgroup))
@@ -388,6 +399,11 @@ class Engine:
             worker = self._replace(slot)
             if not (worker.ready.wait(300) and worker.alive()):
                 return CompileResult(error=CompileError("crash", "the compile worker failed to start"))
+        have = worker.info.get("triton_version", "")
+        if request.triton_version and have != request.triton_version:
+            return CompileResult(error=CompileError(
+                "usage", f"this request asks for Triton {request.triton_version}, but these workers run "
+                f"Triton {have} (route it through Engines)", request.filename, None), triton_version=have)
         with self._cv:
             self._jobs += 1
             job_dir = (worker.folder or self.scratch) / f"job-{self._jobs}"
@@ -644,3 +660,56 @@ def _output_tail(job_dir: Path, limit: int = 8000) -> str:
         return journal.read_plain(job_dir / "output.txt").decode("utf-8", "replace")[-limit:]
     except OSError:
         return ""
+
+
+class Engines:
+    """One Engine per configured Triton version (inspectors.base.versions.configured()), each
+    started on first use; the server's own version gets `workers` workers, every extra version
+    `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: a worker holds ~0.3-1.5 GB).
+
+        engines = Engines()
+        engines.versions()                                   # ['3.6.0', '3.9.0']
+        engines.compile(CompileRequest(source, triton_version="3.6.0"))
+    """
+
+    def __init__(self, settings: settings_mod.Settings | None = None, envs: dict[str, TritonEnv] | None = None,
+                 extra_workers: int | None = None, **engine_kw):
+        from inspectors.base import versions
+        self.settings = settings or settings_mod.load()
+        self.envs = dict(versions.configured() if envs is None else envs)
+        self.own = next((v for v, e in self.envs.items() if e.own), "")
+        self.extra_workers = max(1, extra_workers or int(os.environ.get("TLENS_VERSION_WORKERS") or 1))
+        self.engine_kw = engine_kw
+        self._engines: dict[str, Engine] = {}
+        self._lock = threading.Lock()
+
+    def versions(self) -> list[str]:
+        return list(self.envs)
+
+    def get(self, version: str = "") -> Engine:
+        """The engine of `version` ("" = the server's own); KeyError naming the configured ones."""
+        version = version or self.own
+        if version not in self.envs:
+            raise KeyError(f"Triton {version} is not set up on this server (set up: "
+                           f"{', '.join(self.envs) or 'none'}); run make setup-versions TRITON_VERSIONS={version}")
+        with self._lock:
+            if version not in self._engines:
+                env = self.envs[version]
+                kw = dict(self.engine_kw)
+                if not env.own:
+                    kw["workers"] = self.extra_workers
+                self._engines[version] = Engine(self.settings, triton=env, **kw)
+            return self._engines[version]
+
+    def compile(self, request: CompileRequest, **kw) -> CompileResult:
+        try:
+            engine = self.get(request.triton_version)
+        except KeyError as e:
+            return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
+        return engine.compile(request, **kw)
+
+    def close(self) -> None:
+        with self._lock:
+            engines, self._engines = list(self._engines.values()), {}
+        for e in engines:
+            e.close()
