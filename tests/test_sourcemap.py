@@ -220,12 +220,14 @@ def test_ptx_inline():
 
 
 def test_sass_hints_from_ptx():
+    """Keys: the raw frames SASS prints (innermost only, as `-g` does; the whole stack
+    resolves by itself). Values: the chains they stand for."""
     assert sm.sass_hints(PTX, "vector_add.py") == {
-        (STD, 216): (35,),
-        (STD, 196): (35,),
-        ("vector_add.py", 29): (27,),   # only ever asm line numbers, never a real .loc
-        ("vector_add.py", 30): (27,),
-    }                                   # 28 is a real line too (y's load): left alone
+        ((STD, 216),): ((("", 35),),),
+        ((STD, 196),): ((("", 35),),),
+        (("vector_add.py", 29),): ((("", 27),),),   # only ever asm line numbers, never a real .loc
+        (("vector_add.py", 30),): ((("", 27),),),
+    }                                               # 28 is a real line too (y's load): left alone
 
 
 # --------------------------------------------------------------------------- SASS
@@ -271,7 +273,8 @@ def test_sass_ambiguous_helper_maps_nowhere():
 \t//## File "matmul.py", line 31
         /*0020*/                   S2R R7, SR_CTAID.X ;
 """
-    assert sm.sass_lines(sass, "matmul.py", {(STD, 43): (32, 33, 50)}) == {2: 17, 6: 31}
+    hints = {((STD, 43),): ((("", 32),), (("", 33),), (("", 50),))}
+    assert sm.sass_lines(sass, "matmul.py", hints) == {2: 17, 6: 31}
 
 
 def test_sass_inline_gi():
