@@ -63,7 +63,8 @@ from inspectors.read.lines_mlir import mlir_chains, mlir_lines
 from inspectors.read.userfile import innermost, is_user_file
 
 __all__ = ["SourceMap", "StageLines", "amdgcn_lines", "build", "is_user_file", "llir_lines", "mlir_lines",
-           "ptx_lines", "sass_hints", "sass_lines", "stage_lines", "from_chains"]
+           "ptx_lines", "sass_hints", "sass_lines", "stage_lines", "from_chains", "mlir_chains", "llir_chains",
+           "ptx_chains", "sass_chains", "amdgcn_chains", "sass_stage_lines"]
 
 
 @dataclass(frozen=True)
@@ -145,14 +146,15 @@ class SourceMap:
         return out
 
     def call_groups(self, stage: str, line: int) -> dict[tuple, tuple[int, ...]]:
-        """The stage lines of one helper line, split by the chain of call sites that
-        produced them: {(56,): (...), (58,): (...)}; () for code that is not in a helper."""
+        """The stage lines whose innermost kernel line is `line`, split by the other frames
+        of their chain: {(("", 56),): (...), (("", 58),): (...)} for a helper called from
+        lines 56 and 58; key () for code that is not in a helper."""
         sl = self.stages.get(stage)
         out: dict[tuple, list[int]] = {}
         if sl:
             for n, py in sl.to_python.items():
                 if py == line:
-                    out.setdefault(sl.chain(n)[1:], []).append(n)
+                    out.setdefault(tuple(f for f in sl.chain(n) if f != ("", line)), []).append(n)
         return {k: tuple(v) for k, v in sorted(out.items())}
 
 
