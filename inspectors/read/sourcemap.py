@@ -36,9 +36,25 @@ SASS (`nvdisasm -c -g`) has one comment line per change of line; `-gi` would add
     //## File "vector_add.py", line 27
             /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;
 
-Inlined library code is attributed to the outermost location in the user's file (the
-user's line that called tl.max, not standard.py). Declarations (`#loc = ...`, `!N = ...`,
-`.loc`, `.file`, labels) are never mapped; ops and instructions are.
+Every op maps to a chain of user frames, innermost first: Triton's own library drops out
+(tl.max maps to the user's line that called it, not standard.py), code inlined from a
+user's `@triton.jit` helper keeps its own line and then its call sites:
+(("", 20), ("", 56)) is line 20 of `_attn_inner`, called from line 56 (a helper in
+another file of the user's: (path, line) frames). `StageLines.to_python` holds the
+innermost kernel-file line, `StageLines.calls` the chains of helper code; following a
+Python line lights its own ops and, for a call, everything the call made. Each stage says
+it its own way (Triton 3.9 and 3.6, `tests/snippets/flash_attention.py`)::
+
+    #loc128 = loc(callsite(#loc92 at #loc18))                      TTIR/TTGIR, both
+    !29 = !DILocation(line: 18, column: 5, scope: !30, inlinedAt: !31)            LLVM IR
+    .loc 1 20 13, function_name $L__info_string0, inlined_at 1 56 21             PTX, 3.9
+    .loc 1 18 45 // flash_attention.py:18:45 @[ flash_attention.py:57:86 ]       PTX, 3.6
+    //## File "flash_attention.py", line 20 inlined at "flash_attention.py", line 56
+    //## File "flash_attention.py", line 56                       SASS (-gi), one line a frame
+
+(3.9's PTX prints a chain's outer `.loc`s just before its inner ones; 3.6's PTX has no
+inlined_at, so its SASS has the innermost frame only: see `sass_hints`.) Declarations
+(`#loc = ...`, `!N = ...`, `.loc`, `.file`, labels) are never mapped; ops and instructions are.
 
 Two quirks of the line info need work-arounds (see `ptx_lines` and `sass_hints`):
 
@@ -47,9 +63,10 @@ Two quirks of the line info need work-arounds (see `ptx_lines` and `sass_hints`)
   (four `mov` then `ld.global`), so the raw PTX claims a load on vector_add.py:30, a blank
   line, and ptxas copies that into the SASS line table. Inside a block only its first
   `.loc` is real.
-- `nvdisasm -g` (what the engine runs) drops the inlined-at part: inlined code says
-  `File ".../standard.py", line 196`. The PTX of the same kernel says which user line
-  that came from, so `build` resolves SASS through the PTX when it has both.
+- `nvdisasm -g`, and any SASS of a PTX without inlined_at (Triton 3.6), drops the
+  inlined-at part: inlined code says `File ".../standard.py", line 196`. The PTX of the
+  same kernel says which user line that came from, so `build` resolves SASS through the
+  PTX when it has both.
 """
 from __future__ import annotations
 
