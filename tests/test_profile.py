@@ -1,0 +1,132 @@
+"""Measured cost per line (issue 22), the parts that need no GPU: the Source-page CSV parser,
+the pairing of its rows with the compiled SASS and the sums per Python line, the saved-profile
+format. The CSVs here are made by the tests in the layout Nsight Compute 2025 exports
+(header names as its Source page writes them, thousands separators, `==PROF==` lines), from
+the real SASS of the fixture kernels; the figures in them are the tests' own, not measurements.
+The measured profiles come from benchmarks/gpu_profile.py on the H100."""
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import FIXTURES, SNIPPETS
+from inspectors.explain import profile as prof
+from inspectors.read import ncu_source as ncu
+from inspectors.read import sourcemap as sm
+
+SM = FIXTURES / "sourcemap"
+BASE = 0x7F3C_2E1D_0000
+HEADER = ["Address", "Source", ncu.SAMPLES, ncu.NOT_ISSUED, ncu.EXECUTED, ncu.THREAD_EXECUTED,
+          ncu.SECTORS, ncu.SECTORS_IDEAL, ncu.SECTORS_EXCESSIVE, "stall_long_sb", "stall_wait", "stall_selected"]
+
+
+def stages(name: str) -> dict:
+    out = {"source": (SM / f"{name}.py").read_text()}
+    for ext in ("ptx", "sass"):
+        out[ext] = (SM / f"{name}.{ext}").read_text()
+    return out
+
+
+def export(sass: str, cost, preamble=("==PROF== Connected to process 521 (/usr/bin/python3.12)",
+                                      '"Kernel Name","add_kernel"')) -> str:
+    """A Source-page CSV of `sass`: cost(offset, text) -> (samples, executed, sectors, ideal, long_sb)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    w.writerow(HEADER)
+    for _n, off, text in prof.sass_instructions(sass):
+        samples, executed, sectors, ideal, long_sb = cost(off, text)
+        w.writerow([f"0x{BASE + off:x}", text, f"{samples:,}", "0", f"{executed:,}", f"{32 * executed:,}",
+                    f"{sectors:,}", f"{ideal:,}", f"{sectors - ideal:,}", f"{long_sb:,}",
+                    f"{samples - long_sb:,}", "0"])
+    return "\n".join(preamble) + "\n" + buf.getvalue()
+
+
+def vector_add_profile(cost):
+    st = stages("vector_add_sm90")
+    smap = sm.build(st, "vector_add.py")
+    page = ncu.parse(export(st["sass"], cost))[0]
+    return st, smap, page, prof.build(page, st["sass"], smap.stages["sass"], meta={"kernel": "add_kernel"})
+
+
+def load_heavy(off, text):
+    """Loads wait (100 samples, 90 on long scoreboard); everything else 1 sample."""
+    if "LDG" in text:
+        return 100, 2048, 4 * 2048, 4 * 2048, 90
+    return 1, 2048, 0, 0, 0
+
+
+def test_parse_reads_the_table():
+    st = stages("vector_add_sm90")
+    pages = ncu.parse(export(st["sass"], load_heavy))
+    assert len(pages) == 1
+    page = pages[0]
+    assert page.preamble == ('Kernel Name,add_kernel',)
+    n = len(prof.sass_instructions(st["sass"]))
+    assert len(page.rows) == n and page.offsets()[0] == 0
+    ldg = next(r for r in page.rows if "LDG" in r.text)
+    assert ldg.samples == 100 and ldg.executed == 2048 and ldg.stalls == {"long_sb": 90, "wait": 10}
+    assert ldg.get(ncu.THREAD_EXECUTED) == 65536          # "65,536": the separator is read
+    assert ldg.opcode == "LDG"
+
+
+def test_parse_errors_say_what_is_wrong():
+    with pytest.raises(ncu.NcuCsvError, match="no Source-page table"):
+        ncu.parse('"ID","Kernel Name"\n"0","add_kernel"\n')
+    with pytest.raises(ncu.NcuCsvError, match="line 1: the header has no 'Source' column"):
+        ncu.parse('"Address","Instructions Executed"\n"0x10","4"\n')
+    with pytest.raises(ncu.NcuCsvError, match="line 2: address '0xzz' is not a hexadecimal number"):
+        ncu.parse('"Address","Source"\n"0xzz","NOP"\n')
+
+
+def test_two_kernels_two_tables():
+    st = stages("vector_add_sm90")
+    text = export(st["sass"], load_heavy)
+    pages = ncu.parse(text + '"Kernel Name","add_kernel"\n' + text.split("\n", 2)[2])
+    assert len(pages) == 2 and len(pages[0].rows) == len(pages[1].rows)
+
+
+def test_samples_land_on_the_python_lines():
+    st, smap, page, p = vector_add_profile(load_heavy)
+    src = st["source"].splitlines()
+    x_line = next(n for n, l in enumerate(src, 1) if "x = tl.load(" in l)
+    y_line = next(n for n, l in enumerate(src, 1) if "y = tl.load(" in l)
+    hot = p.lines[0]
+    assert hot.python_line in (x_line, y_line) and p.lines[1].python_line in (x_line, y_line)
+    ldgs = [i for i in p.instructions if i.python_line == hot.python_line and "LDG" in i.text]
+    assert hot.stalls["long_sb"] == 90 * len(ldgs) and hot.top_stall == ("long_sb", hot.stalls["long_sb"] / hot.samples)
+    assert p.total_samples == page.total(ncu.SAMPLES)
+    # every sample is on a Python line or on a prologue/epilogue instruction
+    assert not p.unexplained
+    assert sum(c.samples for c in p.lines) + sum(i.samples for i in p.instructions if i.where) == p.total_samples
+    assert {i.where for i in p.instructions if not i.chain} <= {"prologue", "epilogue"}
+    assert any(i.where == "epilogue" and i.text.startswith("BRA") for i in p.instructions)
+    rows = p.hottest(st["source"])
+    assert rows[0]["sectors_per_request"] == 4.0
+    assert rows[0]["why"] == f"{hot.top_stall[1]:.0%} of its samples: long scoreboard: waiting for a global/local memory load"
+
+
+def test_heat_columns():
+    st, smap, page, p = vector_add_profile(load_heavy)
+    sass_heat = p.heat(smap.stages["sass"])
+    assert sum(sass_heat.values()) == pytest.approx(1.0)
+    ptx_heat = p.heat(smap.stages["ptx"])
+    x_line = p.lines[0].python_line
+    assert {ptx_heat[n] for n, py in smap.stages["ptx"].to_python.items() if py == x_line} == {p.lines[0].share}
+
+
+def test_other_code_is_refused():
+    st = stages("vector_add_sm90")
+    other = stages("softmax_sm90")
+    page = ncu.parse(export(other["sass"], load_heavy))[0]
+    smap = sm.build(st, "vector_add.py")
+    with pytest.raises(prof.ProfileMismatch, match="the profiled kernel is not this SASS"):
+        prof.build(page, st["sass"], smap.stages["sass"])
+
+
+def test_round_trip_json():
+    _, _, _, p = vector_add_profile(load_heavy)
+    back = prof.Profile.from_json(json.loads(json.dumps(p.to_json())))
+    assert back == p
+    with pytest.raises(ValueError, match="not a saved profile"):
+        prof.Profile.from_json({"format": "something-else"})
