@@ -5,6 +5,7 @@ format. The CSVs here are made by the tests in the layout Nsight Compute 2025 ex
 the real SASS of the fixture kernels; the figures in them are the tests' own, not measurements.
 The measured profiles come from benchmarks/gpu_profile.py on the H100."""
 import csv
+from pathlib import Path
 import io
 import json
 
@@ -130,3 +131,120 @@ def test_round_trip_json():
     assert back == p
     with pytest.raises(ValueError, match="not a saved profile"):
         prof.Profile.from_json({"format": "something-else"})
+
+
+META = {"gpu": "(test-made CSV, not a measurement)", "driver": "-", "torch": "-", "triton": "-", "date": "-",
+        "tool": "ncu", "file": "vector_add.py", "kernel": "add_kernel", "launch": 1}
+
+
+def test_saved_profile_files(tmp_path):
+    from inspectors.store import profiles
+    st, smap, page, p = vector_add_profile(load_heavy)
+    raw = export(st["sass"], load_heavy)
+    p = prof.Profile({**p.meta, **META}, p.instructions, p.lines, p.total_samples)
+    path = profiles.save(tmp_path, "vector_add-launch1", p, raw)
+    assert path.name == "vector_add-launch1.json" and (tmp_path / "vector_add-launch1.ncu.csv").read_text() == raw
+    back, back_raw = profiles.load(path)
+    assert back_raw == raw and back.instructions == p.instructions and back.meta["raw"] == "vector_add-launch1.ncu.csv"
+    assert profiles.folder_profiles(tmp_path) == [path]
+    with pytest.raises(ValueError, match="missing: gpu"):
+        profiles.save(tmp_path, "x", prof.Profile({}, (), (), 0.0), "")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ValueError, match=r"bad.json: not JSON \(line 1"):
+        profiles.load(tmp_path / "bad.json")
+
+
+def test_cli_shows_a_saved_profile(tmp_path, capsys):
+    from inspectors.__main__ import main
+    from inspectors.store import profiles
+    st, smap, page, p = vector_add_profile(load_heavy)
+    p = prof.Profile({**p.meta, **META}, p.instructions, p.lines, p.total_samples)
+    (tmp_path / "vector_add.py").write_text(st["source"])
+    path = profiles.save(tmp_path, "vector_add-launch1", p, export(st["sass"], load_heavy))
+    assert main(["profile", "--saved", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["hottest"][0]["python_line"] == p.lines[0].python_line and out["unexplained"] == []
+    assert out["hottest"][0]["where"] == f"line {p.lines[0].python_line}"
+    assert main(["profile", "--saved", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "test-made CSV" in text and "long scoreboard" in text
+
+
+def test_cli_profile_without_gpu_says_why(capsys):
+    import shutil
+    from inspectors.__main__ import main
+    from inspectors.bench.profiler import find_ncu
+    if find_ncu() is not None:
+        pytest.skip("ncu is here: the GPU test measures for real")
+    assert main(["profile", str(SNIPPETS / "vadd.py"), "--json"]) == 1
+    assert "ncu" in json.loads(capsys.readouterr().out)["error"]["message"]
+
+
+def test_gpu_script_checks_and_targets():
+    """benchmarks/gpu_profile.py's parts that run without a GPU: what it profiles, and the
+    mapping check it applies to each profile."""
+    import importlib.util
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("gpu_profile", ROOT / "benchmarks" / "gpu_profile.py")
+    gp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gp)
+    names = [(p.name, only) for p, only in gp.targets()]
+    assert ("vector_add.py", None) in names and ("transpose.py", None) in names and names[-1] == ("flash_attention.py", 1)
+    st, smap, page, p = vector_add_profile(load_heavy)
+    lines = st["source"].splitlines()
+    assert gp.check(p, SM / "vector_add.py", lines) == []
+    # a sample on an instruction that maps nowhere, between mapped ones: the check names it
+    k = next(k for k, i in enumerate(p.instructions) if i.chain and k > 3)
+    bad = list(p.instructions)
+    bad[k] = prof.InstructionCost(bad[k].sass_line, bad[k].offset, bad[k].text, (), 5.0, 1.0, {}, where="unexplained")
+    q = prof.Profile(p.meta, tuple(bad), p.lines, p.total_samples)
+    assert gp.check(q, SM / "vector_add.py", lines) == [
+        f"SASS line {bad[k].sass_line} `{bad[k].text}` has 5 samples and maps to no Python line"]
+    # matmul's rule (the hottest line is the tl.dot or a load): a load passes, a store does not
+    assert "tl.load" in lines[p.lines[0].python_line - 1] and gp.check(p, Path("matmul.py"), lines) == []
+    _, _, _, s = vector_add_profile(lambda off, text: (100, 1, 0, 0, 0) if "STG" in text else (1, 1, 0, 0, 0))
+    assert "tl.store" in lines[s.lines[0].python_line - 1]
+    assert gp.check(s, Path("matmul.py"), lines) == [
+        f"the hottest line is neither the tl.dot nor a load feeding it: `{lines[s.lines[0].python_line - 1].strip()}`"]
+
+
+PROFILES = Path(__file__).resolve().parents[1] / "assets" / "profiles"
+
+
+def _gpu_and_ncu() -> bool:
+    from inspectors.bench.profiler import find_ncu
+    try:
+        import torch
+        return torch.cuda.is_available() and find_ncu() is not None
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _gpu_and_ncu(), reason="needs an NVIDIA GPU and Nsight Compute")
+def test_fresh_profile_of_vector_add(tmp_path):
+    from conftest import ROOT
+    from inspectors.bench.profiler import profile_launch
+    from inspectors.store import profiles
+    p, raw, path = profile_launch(ROOT / "kernels" / "vector_add.py", 1, tmp_path)
+    assert p.total_samples > 0 and not p.unexplained and p.opcode_mismatches == 0
+    src = (ROOT / "kernels" / "vector_add.py").read_text().splitlines()
+    assert any(w in src[p.lines[0].python_line - 1] for w in ("tl.load", "tl.store"))   # memory-bound
+    back, back_raw = profiles.load(path)
+    assert back_raw == raw and back.lines == p.lines
+
+
+@pytest.mark.skipif(not any(PROFILES.glob("*.json")), reason="no committed profiles yet (benchmarks/gpu_profile.py)")
+def test_committed_profiles_map_and_heat():
+    """The profiles measured on the H100: each opens, names where it was measured, maps every
+    sampled instruction, and its SASS heat column sums to 1 over the kernel's SASS."""
+    from inspectors.store import profiles
+    for path in profiles.folder_profiles(PROFILES):
+        p, raw = profiles.load(path)
+        assert raw, path
+        for key in profiles.REQUIRED_META:
+            assert p.meta.get(key) not in (None, ""), (path.name, key)
+        assert not p.unexplained and p.opcode_mismatches == 0, path.name
+        assert sum(c.share for c in p.lines) + sum(i.samples for i in p.instructions if i.where) / p.total_samples \
+            == pytest.approx(1.0), path.name
+        page = ncu.parse(raw)[0]
+        assert page.total(ncu.SAMPLES) == p.total_samples, path.name
