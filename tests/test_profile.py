@@ -248,3 +248,22 @@ def test_committed_profiles_map_and_heat():
             == pytest.approx(1.0), path.name
         page = ncu.parse(raw)[0]
         assert page.total(ncu.SAMPLES) == p.total_samples, path.name
+
+
+def test_measured_next_to_static():
+    """The plumbing of measured vs predicted sectors per request: the static side is the
+    coalescing estimate of the fixture's PTX, the measured side the test-made CSV's 4 sectors
+    per execution on each LDG (not a measurement: the H100's figures are in the GPU report)."""
+    from inspectors.explain import coalescing
+    st, smap, page, p = vector_add_profile(load_heavy)
+    est = coalescing.estimate(st["ptx"], ["x_ptr", "y_ptr", "output_ptr", "n_elements"], {"n_elements": 98432})
+    rows = prof.measured_vs_static(p, est, smap.stages["ptx"])
+    loads = [r for r in rows if r["kind"] == "load"]
+    assert len(loads) == 2
+    for r in loads:
+        want = [a.sectors_per_request for a in est.accesses
+                if a.kind == "load" and smap.stages["ptx"].to_python.get(a.ptx_line) == r["python_line"]]
+        assert r["static"] == sum(want) / len(want) == 16.0          # v4 x 32 lanes = 512 B = 16 sectors
+        assert r["measured"] == 4.0 and r["ratio"] == 0.25
+    store = next(r for r in rows if r["kind"] == "store")
+    assert store["measured"] is None and store["static"] == 16.0

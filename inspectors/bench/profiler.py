@@ -7,12 +7,12 @@ opens anywhere.
 
 What it runs, in order:
   1. the engine compiles the file for this GPU's target (the stages and SASS the app shows);
-  2. `ncu --set full --import-source yes --clock-control none --kernel-name regex:^NAME$
-     --launch-skip K --launch-count 1 -o REPORT python -m inspectors.bench.profile_run FILE`:
-     example() for real; launch N of the compile is the K+1-th launch of its kernel
-     (example() launching each specialization once, in order: the pairing below checks it);
-  3. `ncu --import REPORT --page source --csv --print-source sass`: the raw CSV;
-  4. pairs ncu's instructions with the compiled SASS (same opcodes at the same offsets, or
+  2. example() once for real, every launch logged (`record_launches`): launch N of the
+     compile is the N-th distinct compiled kernel that ran, the K+1-th launch of its name;
+  3. `ncu --set full --import-source yes --clock-control none --kernel-name regex:^NAME$
+     --launch-skip K --launch-count 1 -o REPORT python -m inspectors.bench.profile_run FILE`;
+  4. `ncu --import REPORT --page source --csv --print-source sass`: the raw CSV;
+  5. pairs ncu's instructions with the compiled SASS (same opcodes at the same offsets, or
      ProfileMismatch) and sums them per Python line through the source map.
 `--clock-control none` leaves the GPU's clocks as they are (ncu locks them to base by default).
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
 import os
 import platform
 import shutil
@@ -88,11 +89,49 @@ def _target() -> str:
     return f"cuda:{major * 10 + minor}"
 
 
+def record_launches(file: Path, env: dict, log: Path, timeout: float) -> list[dict]:
+    """Run example() once without ncu, logging every launch (inspectors.bench.profile_run)."""
+    cmd = [sys.executable, "-m", "inspectors.bench.profile_run", str(file)]
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+                             env={**env, "TLENS_LAUNCH_LOG": str(log)})
+    except subprocess.TimeoutExpired:
+        raise ProfileError(f"example() of {file.name} took longer than {timeout:g} s", " ".join(cmd)) from None
+    if not log.exists():
+        raise ProfileError(f"example() of {file.name} did not run (exit {run.returncode}): "
+                           f"{(run.stdout + run.stderr).strip()[-1500:]}", " ".join(cmd))
+    return json.loads(log.read_text())
+
+
+def pick_launch(log: list[dict], launch: int, name: str) -> tuple[int, dict]:
+    """Launch `launch` of the compile is the launch-th distinct compiled kernel example()
+    ran (the compile keeps one launch per specialization, in the order they first ran).
+    Returns ncu's --launch-skip for it (earlier launches of the same kernel name) and its
+    integer arguments."""
+    seen: list[tuple[str, str]] = []
+    first: dict[tuple[str, str], int] = {}
+    for i, rec in enumerate(log):
+        key = (rec["kernel"], rec["hash"])
+        if key not in first:
+            first[key] = i
+            seen.append(key)
+    if launch > len(seen):
+        raise ProfileError(f"example() ran {len(seen)} distinct kernel(s); there is no launch {launch}")
+    key = seen[launch - 1]
+    if key[0] != name:
+        raise ProfileError(f"launch {launch} compiled {name} but example() ran {key[0]} there: "
+                           "the compile and the run launch differently")
+    at = first[key]
+    skip = sum(1 for rec in log[:at] if rec["kernel"] == name)
+    return skip, dict(log[at]["ints"])
+
+
 def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: str = NCU_SET,
-                   timeout: float = 300.0, engine: Engine | None = None):
+                   timeout: float = 300.0, engine: Engine | None = None, launch_log: list[dict] | None = None):
     """Profile launch `launch` (1-based, as the app numbers them) of `file`. Returns
     (Profile, raw CSV text, saved JSON path or None). Raises ProfileError, or
-    profile.ProfileMismatch when the code that ran is not the compiled code."""
+    profile.ProfileMismatch when the code that ran is not the compiled code. `launch_log`:
+    a `record_launches` of the file already made (one run of example() for all its launches)."""
     file = Path(file).resolve()
     ncu = find_ncu()
     if ncu is None:
@@ -118,16 +157,18 @@ def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: st
         sass = kernel.stages.get("sass") or disassemble_b64(kernel.cubin)
     except SassError as e:
         raise ProfileError(f"nvdisasm failed on launch {launch}: {e.message}", e.command) from None
-    skip = sum(1 for k in result.kernels[:launch - 1] if k.name == kernel.name)
     stages = {**kernel.stages, "sass": sass}
     smap = sourcemap.build(stages, file.name)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
     with tempfile.TemporaryDirectory(prefix="tlens-ncu-") as tmp:
+        if launch_log is None:
+            launch_log = record_launches(file, env, Path(tmp) / "launches.json", timeout)
+        skip, ints = pick_launch(launch_log, launch, kernel.name)
         report = Path(tmp) / "report"
         cmd = [ncu, "--set", ncu_set, "--import-source", "yes", "--clock-control", "none",
                "--kernel-name", f"regex:^{kernel.name}$", "--launch-skip", str(skip), "--launch-count", "1",
                "-o", str(report), "-f", sys.executable, "-m", "inspectors.bench.profile_run", str(file)]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
         shown = " ".join(cmd)
         try:
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT), env=env)
@@ -152,7 +193,8 @@ def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: st
         page = ncu_source.parse(raw)[0]
     except ncu_source.NcuCsvError as e:
         raise ProfileError(f"the Source-page export did not read: {e}", " ".join(export)) from None
-    meta = {**environment(ncu), "file": file.name, "kernel": kernel.name, "launch": launch,
+    meta = {**environment(ncu), "file": file.name, "kernel": kernel.name, "launch": launch, "launch_ints": ints,
+            "launch_skip": skip,
             "label": kernel.label, "target": target, "ncu_set": ncu_set,
             "command": shown.replace(str(file), file.name), "export": "ncu --import REPORT --page source --csv "
             "--print-source sass"}

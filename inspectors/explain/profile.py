@@ -228,3 +228,32 @@ def build(page: ncu.SourcePage, sass: str, sass_lines, meta: dict | None = None,
     if mismatches or missing:
         notes.append(f"{mismatches} opcode differences and {missing} unpaired instructions between ncu and nvdisasm")
     return Profile(dict(meta or {}), tuple(instructions), tuple(lines), total, mismatches, tuple(notes))
+
+
+_KIND = {"LDG": "load", "LDGSTS": "load", "STG": "store", "ATOMG": "atomic", "RED": "atomic", "REDG": "atomic"}
+
+
+def measured_vs_static(profile: Profile, estimate, ptx_lines) -> list[dict]:
+    """Per Python line and access kind: the static estimate's sectors per request
+    (inspectors.explain.coalescing.estimate of the PTX, its accesses put on Python lines by
+    `ptx_lines`, a sourcemap.StageLines) next to the measured one (L2 theoretical sectors of
+    the line's global SASS accesses over their warp-level executions), and the ratio."""
+    static: dict[tuple[int, str], list[float]] = {}
+    for a in estimate.accesses:
+        py = ptx_lines.to_python.get(a.ptx_line)
+        if py is not None and not a.error and a.requests:
+            static.setdefault((py, a.kind), []).append(a.sectors_per_request)
+    measured: dict[tuple[int, str], list[float]] = {}
+    for i in profile.instructions:
+        kind = _KIND.get(_opcode(i.text).split(".")[0])
+        if kind and i.python_line is not None and i.sectors and i.executed:
+            m = measured.setdefault((i.python_line, kind), [0.0, 0.0])
+            m[0] += i.sectors
+            m[1] += i.executed
+    out = []
+    for key in sorted(set(static) | set(measured)):
+        s = sum(static[key]) / len(static[key]) if key in static else None
+        m = measured[key][0] / measured[key][1] if key in measured else None
+        out.append({"python_line": key[0], "kind": key[1], "static": s, "measured": m,
+                    "ratio": (m / s) if s and m else None})
+    return out
