@@ -16,7 +16,7 @@ from app.components.stage_panel import payload
 from conftest import SNIPPETS
 from inspectors.base.result import CompileRequest
 from inspectors.explain.insight import analyze
-from inspectors.read import callsites, memops, sourcemap
+from inspectors.read import callsites, memops
 
 NEW = tuple(int(x) for x in triton.__version__.split(".")[:2]) >= (3, 7)
 # flash_attention.py: `acc, l_i, m_i = _attn_inner(...` spans 56-57 and 58-59

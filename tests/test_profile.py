@@ -171,7 +171,6 @@ def test_cli_shows_a_saved_profile(tmp_path, capsys):
 
 
 def test_cli_profile_without_gpu_says_why(capsys):
-    import shutil
     from inspectors.__main__ import main
     from inspectors.bench.profiler import find_ncu
     if find_ncu() is not None:

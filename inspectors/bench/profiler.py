@@ -189,20 +189,33 @@ def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: st
             raise ProfileError(f"ncu --import failed (exit {exp.returncode}): {exp.stderr.strip()[-1500:]}",
                                " ".join(export))
         raw = exp.stdout
+    stem = f"{file.stem}-launch{launch}"
+
+    def keep_for_diagnosis(why: str) -> str:
+        """A profile that did not come out leaves its raw export and the compiled SASS in
+        `out`, so the parser can be fixed against the real text."""
+        if out is None:
+            return ""
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / f"{stem}.{why}.ncu.csv").write_text(raw, encoding="utf-8")
+        (Path(out) / f"{stem}.{why}.sass").write_text(sass, encoding="utf-8")
+        return f" (kept: {stem}.{why}.ncu.csv and .sass in {out})"
+
     try:
         page = ncu_source.parse(raw)[0]
     except ncu_source.NcuCsvError as e:
-        raise ProfileError(f"the Source-page export did not read: {e}", " ".join(export)) from None
+        raise ProfileError(f"the Source-page export did not read: {e}{keep_for_diagnosis('unread')}",
+                           " ".join(export)) from None
     meta = {**environment(ncu), "file": file.name, "kernel": kernel.name, "launch": launch, "launch_ints": ints,
             "launch_skip": skip,
             "label": kernel.label, "target": target, "ncu_set": ncu_set,
             "command": shown.replace(str(file), file.name), "export": "ncu --import REPORT --page source --csv "
             "--print-source sass"}
-    profile = prof.build(page, sass, smap.stages["sass"], meta=meta)
+    try:
+        profile = prof.build(page, sass, smap.stages["sass"], meta=meta)
+    except prof.ProfileMismatch as e:
+        raise prof.ProfileMismatch(f"{e}{keep_for_diagnosis('mismatch')}") from None
     if exit_note:
         profile = dataclasses.replace(profile, notes=profile.notes + (exit_note,))
-    path = None
-    if out is not None:
-        stem = f"{file.stem}-launch{launch}"
-        path = profiles.save(out, stem, profile, raw)
+    path = profiles.save(out, stem, profile, raw) if out is not None else None
     return profile, raw, path
