@@ -342,6 +342,14 @@ class Panel {
     if (py) { div.dataset.py = String(py); div.tabIndex = 0; }
     const calls = d.calls && d.calls[i + 1];      // inlined helper code: the lines that called it
     if (calls) div.dataset.from = div.title = "from line " + calls.join(" ← ");
+    const heat = d.heat && d.heat[i + 1];         // a measured profile's share of samples
+    if (heat) {
+      if (!d.heatMax) d.heatMax = Math.max(...Object.values(d.heat));
+      div.classList.add("heat");
+      div.style.setProperty("--heat", String(heat / d.heatMax));
+      div.dataset.heat = (100 * heat).toFixed(1) + " % of samples";
+      div.title = (div.title ? div.title + " · " : "") + div.dataset.heat;
+    }
     const t = el("span", "t");
     let pos = 0, m;
     RUN.lastIndex = 0;
