@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -209,6 +210,7 @@ def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: st
     meta = {**environment(ncu), "file": file.name, "kernel": kernel.name, "launch": launch, "launch_ints": ints,
             "launch_skip": skip,
             "label": kernel.label, "target": target, "ncu_set": ncu_set,
+            "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
             "command": shown.replace(str(file), file.name), "export": "ncu --import REPORT --page source --csv "
             "--print-source sass"}
     try:
