@@ -266,3 +266,16 @@ def test_measured_next_to_static():
         assert r["measured"] == 4.0 and r["ratio"] == 0.25
     store = next(r for r in rows if r["kind"] == "store")
     assert store["measured"] is None and store["static"] == 16.0
+
+
+def test_other_column_spellings():
+    """`# Samples` and smsp__pcsamp_warps_issue_stalled_* (exports of other ncu versions)."""
+    text = ('"Address","Source","# Samples","Instructions Executed",'
+            '"smsp__pcsamp_warps_issue_stalled_long_scoreboard","smsp__pcsamp_warps_issue_stalled_long_scoreboard_not_issued",'
+            '"smsp__pcsamp_warps_issue_stalled_wait"\n'
+            '"0x7f0000000100","@!P0 LDG.E.128 R16, desc[UR4][R2.64]","1,200","64","1,000","990","200"\n')
+    page = ncu.parse(text)[0]
+    row = page.rows[0]
+    assert page.has_samples and row.samples == 1200 and page.total(ncu.SAMPLES) == 1200
+    assert row.stalls == {"long_scoreboard": 1000, "wait": 200}
+    assert ncu.STALL_WORDS["long_scoreboard"].startswith("long scoreboard")

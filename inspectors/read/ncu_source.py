@@ -20,7 +20,10 @@ profiler's `==PROF==` chatter, the kernel's name), then a header row that starts
     L1 Wavefronts Shared (Ideal, Excessive)   shared-memory wavefronts
     stall_*                                   samples by stall reason (stall_long_sb, ...)
 
-A header that has no `Address` or no `Source` column is not this page: `parse` says so.
+Versions name some columns differently (exports seen in the wild): the samples column is
+also `# Samples`, and the reasons also `smsp__pcsamp_warps_issue_stalled_<reason>` (their
+`_not_issued` twins left out); both read the same. A header that has no `Address` or no
+`Source` column is not this page: `parse` says so.
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ SECTORS_EXCESSIVE = "L2 Theoretical Sectors Global Excessive"
 SHARED_WAVEFRONTS = "L1 Wavefronts Shared"
 SHARED_IDEAL = "L1 Wavefronts Shared Ideal"
 STALL_PREFIX = "stall_"
+SAMPLES_ALIASES = (SAMPLES, "# Samples", "Warp Stall Sampling (All)")
+STALL_PREFIXES = (STALL_PREFIX, "smsp__pcsamp_warps_issue_stalled_")
 
 # Stall reasons in words (the Kernel Profiling Guide's "Warp Stall Reasons"), for tables.
 STALL_WORDS = {
@@ -61,6 +66,12 @@ STALL_WORDS = {
     "sleeping": "sleeping",
     "gmma": "waiting for a warpgroup MMA (wgmma)",
     "misc": "miscellaneous",
+    # the same reasons as the smsp__pcsamp_* metrics spell them
+    "long_scoreboard": "long scoreboard: waiting for a global/local memory load",
+    "short_scoreboard": "short scoreboard: waiting for shared memory or a special-function result",
+    "math_pipe_throttle": "math pipe throttle: the math unit is busy",
+    "no_instructions": "no instruction: instruction cache miss or branch",
+    "tex_throttle": "texture/TMA throttle",
 }
 
 _HEX_RE = re.compile(r"^(?:0x)?([0-9a-fA-F]+)$")
@@ -78,22 +89,18 @@ class SassSample:
     text: str
     metrics: dict                 # header -> number (blank cells left out)
     raw: dict = field(default_factory=dict)     # header -> the cell as written (non-numeric ones)
+    stalls: dict = field(default_factory=dict)  # reason -> samples (`long_sb`: 12.0), the non-zero ones
 
     def get(self, name: str) -> float:
         return self.metrics.get(name, 0.0)
 
     @property
     def samples(self) -> float:
-        return self.get(SAMPLES)
+        return next((self.metrics[a] for a in SAMPLES_ALIASES if a in self.metrics), 0.0)
 
     @property
     def executed(self) -> float:
         return self.get(EXECUTED)
-
-    @property
-    def stalls(self) -> dict[str, float]:
-        """Samples by reason (`long_sb`: 12.0), the non-zero ones."""
-        return {k[len(STALL_PREFIX):]: v for k, v in self.metrics.items() if k.startswith(STALL_PREFIX) and v}
 
     @property
     def opcode(self) -> str:
@@ -113,9 +120,11 @@ class SourcePage:
 
     @property
     def has_samples(self) -> bool:
-        return SAMPLES in self.columns
+        return any(a in self.columns for a in SAMPLES_ALIASES)
 
     def total(self, name: str) -> float:
+        if name == SAMPLES:
+            return sum(r.samples for r in self.rows)
         return sum(r.get(name) for r in self.rows)
 
     def offsets(self) -> list[int]:
@@ -180,13 +189,23 @@ def parse(text: str) -> list[SourcePage]:
                 metrics[name] = v
             elif cell.strip():
                 raw[name] = cell.strip()
-        rows.append(SassSample(_address(cells[0], lineno), rec.get("Source", "").strip(), metrics, raw))
+        rows.append(SassSample(_address(cells[0], lineno), rec.get("Source", "").strip(), metrics, raw,
+                               _stalls(header, metrics)))
     close()
     if not pages:
         first = next((l for l in lines if l.strip() and not l.startswith("==")), "")
         raise NcuCsvError("no Source-page table: no header row starting with \"Address\",\"Source\""
                           + (f" (first line: {first[:80]!r})" if first else " (empty text)"))
     return pages
+
+
+def _stalls(header: list[str], metrics: dict) -> dict[str, float]:
+    """Samples by reason, from the first family of reason columns the header has."""
+    for prefix in STALL_PREFIXES:
+        names = [h for h in header if h.startswith(prefix) and not h.endswith("_not_issued")]
+        if names:
+            return {h[len(prefix):]: metrics[h] for h in names if metrics.get(h)}
+    return {}
 
 
 def _csv_rows(lines: list[str]):
