@@ -52,7 +52,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--budget-s", type=float, default=500.0, help="stop starting new profiles after this")
     ap.add_argument("--set", dest="ncu_set", default="full")
-    ap.add_argument("--only", help="profile only files whose name contains this (a smoke run)")
+    ap.add_argument("--only", help="profile only the files whose name contains one of these comma-separated "
+                                   "words (a smoke run, or the rest of a run the budget cut short)")
     args = ap.parse_args(argv)
 
     from inspectors.base.result import CompileRequest
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
     engine = Engine()
     try:
         for path, only in targets():
-            if args.only and args.only not in path.name:
+            if args.only and not any(w and w in path.name for w in args.only.split(",")):
                 continue
             result = engine.compile(CompileRequest(source=path.read_text(), filename=path.name,
                                                    target=profiler._target()), timeout=300)
@@ -160,7 +161,8 @@ def main(argv=None) -> int:
     finally:
         engine.close()
     say(f"{done} launch(es) profiled in {time.perf_counter() - started:.0f} s; {len(failures)} failed check(s)"
-        + (f"; not profiled (budget): {', '.join(skipped)}" if skipped else ""))
+        + (f"; not profiled (budget): {', '.join(skipped)} — run again with --only "
+           + ",".join(sorted({s.split(' launch')[0] for s in skipped})) if skipped else ""))
     for f in failures:
         say(f"FAILED: {f}")
     return 1 if failures or skipped else 0
