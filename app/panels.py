@@ -39,7 +39,8 @@ def parse_overrides(text: str) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=48)
-def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, heat_key: str = "") -> bytes:
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
+                   heat_key: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
     py_lines, calls = {}, {}
     for pair in filter(None, py_key.split(",")):
@@ -48,18 +49,19 @@ def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, heat_
         if sites:
             calls[int(n)] = tuple(int(c) for c in sites[0].split("."))
     heat = {int(n): float(h) for n, h in (pair.split(":") for pair in filter(None, heat_key.split(",")))}
-    return payload.encode(payload.build(stage_name, text, filename, py_lines, calls=calls, heat=heat))
+    return payload.encode(payload.build(stage_name, text, filename, py_lines, label, calls=calls, heat=heat))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
-                       on_follow: Callable[[int], None] | None = None, calls: dict[int, tuple] | None = None,
-                       heat: dict[int, float] | None = None) -> None:
+                       on_follow: Callable[[int], None] | None = None, triton_version: str = "",
+                       calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
     highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
-    lines clickable to follow them; `on_follow(python_line)` hears of the click. `calls`
-    (stage line -> the kernel lines that called its helper, innermost call first): following
-    a call site lights what the call made. `heat` (stage line -> share of a measured
-    profile's samples) draws the heat bars. A stage that failed shows its error instead."""
+    lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
+    failed shows its error instead. `triton_version`: named in the title ("PTX · Triton 3.6.0")
+    when the server has more than one. `calls` (stage line -> the kernel lines that called its
+    helper, innermost call first): following a call site lights what the call made. `heat`
+    (stage line -> share of a measured profile's samples) draws the heat bars."""
     try:
         text = services.stage_text(kernel, stage.name)
     except (KeyError, SassError) as e:
@@ -74,12 +76,14 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
     py_key = ",".join(f"{n}:{p}" + (":" + ".".join(map(str, calls[n])) if calls.get(n) else "")
                       for n, p in sorted((py_lines or {}).items()))
     heat_key = ",".join(f"{n}:{h:.5f}" for n, h in sorted((heat or {}).items()))
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, heat_key)
+    label = f"{stage.label} · Triton {triton_version}" if triton_version else None
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
 def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
-                  selected_py: int | None, heat: dict[str, dict[int, float]] | None = None) -> None:
+                  selected_py: int | None, triton_version: str = "",
+                  heat: dict[str, dict[int, float]] | None = None) -> None:
     """The chosen stages side by side. A click on a line follows its Python line in every
     panel at once (in the browser) and then sets the `follow_key` selectbox. `heat`: per
     stage, line -> share of a measured profile's samples (app/profile_view.py)."""
@@ -93,7 +97,8 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
             sl = smap.stages.get(name) if name != "source" else None
             py_lines = {n: n for n in mapped} if name == "source" else dict(sl.to_python) if sl else {}
             calls = {n: sl.call_sites(n) for n in sl.calls} if sl else {}
-            render_stage_panel(stages.get(name), kernel, py_lines, follow, calls, (heat or {}).get(name))
+            render_stage_panel(stages.get(name), kernel, py_lines, follow, triton_version, calls,
+                               (heat or {}).get(name))
 
 
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
