@@ -60,8 +60,33 @@ def label(profile: Profile) -> str:
             f"Triton {m.get('triton')}, {m.get('tool')} {m.get('ncu', '')}, {str(m.get('date', ''))[:10]}")
 
 
-def render_hottest(profile: Profile, source: str) -> None:
-    """The hottest lines with the reasons in words."""
+def measured_vs_predicted(profile: Profile, kernel, smap) -> list[dict]:
+    """Per Python line and access kind: the static coalescing estimate of this compile's PTX
+    (with the integer arguments the profiled launch ran with) next to the measured sectors per
+    request; [] without PTX."""
+    if "ptx" not in kernel.stages or "ptx" not in smap.stages:
+        return []
+    from inspectors.explain import coalescing
+    from inspectors.explain.profile import measured_vs_static
+    params = [a.name for a in kernel.args if a.type != "constexpr"]
+    try:
+        est = coalescing.estimate(kernel.stages["ptx"], params, profile.meta.get("launch_ints") or {})
+    except Exception:  # noqa: BLE001 - the estimate models a subset of PTX; the table is optional
+        return []
+    rows = []
+    for r in measured_vs_static(profile, est, smap.stages["ptx"]):
+        if r["static"] is None and r["measured"] is None:
+            continue
+        rows.append({"Python line": r["python_line"], "access": r["kind"],
+                     "predicted sectors / request": None if r["static"] is None else round(r["static"], 2),
+                     "measured": None if r["measured"] is None else round(r["measured"], 2),
+                     "difference": f"{100 * (r['ratio'] - 1):+.0f} %" if r["ratio"] else ""})
+    return rows
+
+
+def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> None:
+    """The hottest lines with the reasons in words; with the compile, measured against
+    predicted sectors per request."""
     rows = [{"share": f"{100 * r['share']:.1f} %", "where": r["where"],
              "source": source.splitlines()[r["python_line"] - 1].strip()[:70]
              if r["python_line"] <= len(source.splitlines()) else "",
@@ -74,3 +99,8 @@ def render_hottest(profile: Profile, source: str) -> None:
     with st.expander(title):             # folded: the panels stay on the first screen
         st.caption(f"Where the time goes, {label(profile)}: share of warp-stall samples per line.")
         st.dataframe(rows, hide_index=True, width="stretch")
+        compared = measured_vs_predicted(profile, kernel, smap) if kernel is not None else []
+        if compared:
+            st.caption("Global accesses: the static coalescing estimate of this compile's PTX (with the sizes "
+                       "the profiled launch ran with) against the measured 32-byte sectors per warp request.")
+            st.dataframe(compared, hide_index=True, width="stretch")

@@ -30,7 +30,7 @@ def saved(engine, tmp_path_factory):
     raw = export(k.stages["sass"], load_heavy)
     meta = {"gpu": "test-made CSV, not a measurement", "driver": "-", "cuda": "-", "torch": "-", "triton": "-",
             "date": "2026-11-24", "tool": "ncu", "file": "vector_add.py", "kernel": k.name, "launch": 1,
-            "source_sha256": hashlib.sha256(source.encode()).hexdigest()}
+            "source_sha256": hashlib.sha256(source.encode()).hexdigest(), "launch_ints": {"n_elements": 98432}}
     p = prof.build(ncu.parse(raw)[0], k.stages["sass"], smap.stages["sass"], meta=meta)
     profiles.save(folder, "vector_add-launch1", p, raw)
     old = os.environ.get("TLENS_PROFILES_DIR")
@@ -64,6 +64,12 @@ def test_heat_in_the_explorer(saved):
     table = at.dataframe[0].value
     assert table["where"].iloc[0] == f"line {hot.python_line}" and "long scoreboard" in table["why"].iloc[0]
     assert any("Where the time goes, measured on test-made CSV" in c.value for c in at.caption)
+    # measured against predicted: the estimate of this PTX (16 sectors for a v4 load of a warp)
+    # next to the test-made 4 sectors per execution
+    compared = at.dataframe[1].value
+    loads = compared[compared["access"] == "load"]
+    assert len(loads) == 2 and set(loads["predicted sectors / request"]) == {16.0}
+    assert set(loads["measured"]) == {4.0} and set(loads["difference"]) == {"-75 %"}
 
 
 def test_edited_file_gets_no_heat(saved):

@@ -447,7 +447,7 @@ else:
         st.caption("A saved profile of this launch exists, but the file changed since it was measured: no heat.")
     elif measured is not None and st.toggle("Measured heat", key="heat", help=profile_view.label(measured)):
         heat = profile_view.heat_by_stage(measured, smap, mapped)
-        profile_view.render_hottest(measured, kernel.stages["source"])
+        profile_view.render_hottest(measured, kernel.stages["source"], kernel, smap)
     panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py,
                          result.triton_version if len(services.triton_versions()) > 1 else "", heat)
     if present_bar is not None:
