@@ -6,6 +6,7 @@
 
     python -m inspectors profile FILE [--launch N] [--out DIR] [--set full] [--json]     (GPU + ncu)
     python -m inspectors profile --saved PROFILE.json [FILE] [--json]                (anywhere)
+    python -m inspectors profile --saved A.json --against B.json [--json]            (two edits, line by line)
 
     python -m inspectors diff A [B] [--target cuda:90] [--a-target T] [--b-target T]
                                     [--num-warps N] [--a-num-warps N] [--b-num-warps N]
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--out", type=Path, help="save the profile here (<stem>-launch<N>.json and .ncu.csv)")
     f.add_argument("--set", dest="ncu_set", default="full", help="ncu section set (default full)")
     f.add_argument("--saved", type=Path, help="a saved profile (.json) to show instead of measuring")
+    f.add_argument("--against", type=Path, help="with --saved: a second saved profile, line by line (A vs B)")
     f.add_argument("--timeout", type=float, default=300.0, help="seconds for the compile and for ncu")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -418,6 +420,24 @@ def cmd_profile(args) -> int:
         except ProfileMismatch as e:
             return fail(str(e))
         saved = str(path) if path else None
+    if args.against is not None:
+        if args.saved is None:
+            return fail("--against compares two saved profiles: give --saved A.json --against B.json")
+        from inspectors.explain.profile import compare
+        try:
+            other, _ = profiles.load(args.against)
+        except ValueError as e:
+            return fail(str(e))
+        rows = compare(profile, other)
+        if args.json:
+            print(json.dumps({"a": profile.meta, "b": other.meta, "lines": rows}))
+            return 0
+        print(f"A: {args.saved.name} ({profile.meta.get('date')})   B: {args.against.name} ({other.meta.get('date')})")
+        print(" line   share A   share B   change")
+        for r in rows:
+            print(f"{r['python_line']:5d}  {100 * r['share_a']:6.1f} %  {100 * r['share_b']:6.1f} %  "
+                  f"{100 * r['change']:+6.1f} pts")
+        return 0
     hottest = profile.hottest(source, n=10)
     if args.json:
         print(json.dumps({"meta": profile.meta, "saved": saved, "total_samples": profile.total_samples,

@@ -279,3 +279,24 @@ def test_other_column_spellings():
     assert page.has_samples and row.samples == 1200 and page.total(ncu.SAMPLES) == 1200
     assert row.stalls == {"long_scoreboard": 1000, "wait": 200}
     assert ncu.STALL_WORDS["long_scoreboard"].startswith("long scoreboard")
+
+
+def test_two_profiles_line_by_line(tmp_path, capsys):
+    """A load-bound and a store-bound (test-made) profile of the same SASS: the store line
+    gains what the load lines lose."""
+    from inspectors.__main__ import main
+    from inspectors.store import profiles
+    st, smap, page, a = vector_add_profile(load_heavy)
+    _, _, _, b = vector_add_profile(lambda off, text: (100, 1, 0, 0, 0) if "STG" in text else (1, 1, 0, 0, 0))
+    rows = prof.compare(a, b)
+    src = st["source"].splitlines()
+    top = rows[0]
+    assert "tl.store" in src[top["python_line"] - 1] and top["change"] > 0.5
+    assert sum(r["change"] for r in rows) == pytest.approx(
+        sum(c.share for c in b.lines) - sum(c.share for c in a.lines))
+    pa = profiles.save(tmp_path, "a", prof.Profile({**a.meta, **META}, a.instructions, a.lines, a.total_samples), "")
+    pb = profiles.save(tmp_path, "b", prof.Profile({**b.meta, **META}, b.instructions, b.lines, b.total_samples), "")
+    assert main(["profile", "--saved", str(pa), "--against", str(pb), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["lines"][0]["python_line"] == top["python_line"]
+    assert main(["profile", "--against", str(pb)]) == 1

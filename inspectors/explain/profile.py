@@ -257,3 +257,20 @@ def measured_vs_static(profile: Profile, estimate, ptx_lines) -> list[dict]:
         out.append({"python_line": key[0], "kind": key[1], "static": s, "measured": m,
                     "ratio": (m / s) if s and m else None})
     return out
+
+
+def compare(a: Profile, b: Profile) -> list[dict]:
+    """Two profiles of two edits (or two configurations) of a file, per Python line: the share
+    of samples and the samples in each, and the change, the biggest changes first. Lines are
+    matched by number: compare edits that keep the lines where they were."""
+    pa, pb = a.by_line(), b.by_line()
+    rows = []
+    for line in sorted(set(pa) | set(pb)):
+        ca, cb = pa.get(line), pb.get(line)
+        rows.append({"python_line": line,
+                     "share_a": ca.share if ca else 0.0, "share_b": cb.share if cb else 0.0,
+                     "samples_a": ca.samples if ca else 0.0, "samples_b": cb.samples if cb else 0.0,
+                     "executed_a": ca.executed if ca else 0.0, "executed_b": cb.executed if cb else 0.0})
+    for r in rows:
+        r["change"] = r["share_b"] - r["share_a"]
+    return sorted(rows, key=lambda r: (-abs(r["change"]), r["python_line"]))
