@@ -191,3 +191,22 @@ def test_export_report_names_the_helper(flash):
     req = CompileRequest(source=source, filename="flash_attention.py", target="cuda:90")
     text = export.report(req, CompileResult((k,), None, ""), "flash_attention.py", [insight])
     assert f"line 35 in '_attn_inner', called from line {CALLS[1]}" in text     # (a cell: no backticks)
+
+
+def test_amdgcn_keeps_the_chains(engine):
+    """AMDGCN writes the whole inline stack in each .loc comment (`@[ ... ]`): the same chains."""
+    source = (SNIPPETS / "helpers_user.py").read_text()
+    r = engine.compile(CompileRequest(source=source, filename="helpers_user.py", target="hip:gfx942"), timeout=240)
+    assert r.ok, r.error
+    k = r.kernels[0]
+    sl = sourcemap_of(k).stages["amdgcn"]
+    chains = [sl.chain(op.line) for op in memops.memops_for("amdgcn", k.stages["amdgcn"])
+              if op.space == "global" and op.kind == "load"]
+    assert chains.count((("", 13), ("", 30))) == 4
+    assert {(("", 13), ("", 18), ("", 31)), (("", 13), ("", 19), ("", 31))} <= set(chains)
+    assert any(c[0][0].endswith("jit_helpers.py") and c[0][1] == 9 and c[1] == ("", 32) for c in chains)
+
+
+def sourcemap_of(k):
+    from inspectors.read import sourcemap
+    return sourcemap.build(k.stages, "helpers_user.py")
