@@ -300,3 +300,58 @@ def test_two_profiles_line_by_line(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["lines"][0]["python_line"] == top["python_line"]
     assert main(["profile", "--against", str(pb)]) == 1
+
+
+def test_profile_launch_orchestration_without_a_gpu(tmp_path, monkeypatch, engine):
+    """profile_launch's own steps on the CPU: the compile, the launch picked from the log, the
+    ncu command, the export read, the pairing, the saved files, the note of a program that
+    failed after the profiled launch. What a GPU would do is stood in for: ncu "writes" its
+    report and "exports" a CSV made from the compiled SASS (test-made figures)."""
+    from conftest import ROOT
+    from inspectors.bench import profiler
+    from inspectors.store import profiles
+    calls = []
+
+    class Done:
+        def __init__(self, rc=0, out="", err=""):
+            self.returncode, self.stdout, self.stderr = rc, out, err
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd)
+        if "-o" in cmd:                                   # the profiling run
+            report = Path(cmd[cmd.index("-o") + 1])
+            report.with_suffix(".ncu-rep").write_text("report")
+            return Done(1, "", "RuntimeError: the second launch failed")
+        if "--import" in cmd:                             # the export
+            return Done(0, export(state["sass"], load_heavy))
+        raise AssertionError(cmd)
+
+    state = {}
+    real_build = sm.build
+
+    def keep_sass(stages, filename):
+        state["sass"] = stages["sass"]
+        return real_build(stages, filename)
+
+    monkeypatch.setattr(profiler, "find_ncu", lambda: "/opt/ncu")
+    monkeypatch.setattr(profiler, "_target", lambda: "cuda:90")
+    monkeypatch.setattr(profiler, "environment", lambda ncu: {**META, "tool": "ncu", "ncu": "stand-in"})
+    monkeypatch.setattr(profiler.sourcemap, "build", keep_sass)
+    monkeypatch.setattr(profiler.subprocess, "run", fake_run)
+    log = [{"kernel": "add_kernel", "hash": "h1", "ints": {"n_elements": 98432}},
+           {"kernel": "add_kernel", "hash": "h1", "ints": {"n_elements": 98432}},
+           {"kernel": "add_kernel", "hash": "h2", "ints": {"n_elements": 98431}}]
+    p, raw, path = profiler.profile_launch(ROOT / "kernels" / "vector_add.py", 2, tmp_path, engine=engine,
+                                           launch_log=log)
+    cmd = calls[0]
+    assert cmd[:9] == ["/opt/ncu", "--set", "full", "--import-source", "yes", "--clock-control", "none",
+                       "--kernel-name", "regex:^add_kernel$"]
+    assert cmd[cmd.index("--launch-skip") + 1] == "2" and cmd[cmd.index("--launch-count") + 1] == "1"
+    assert calls[1][:2] == ["/opt/ncu", "--import"] and calls[1][3:] == ["--page", "source", "--csv",
+                                                                          "--print-source", "sass"]
+    assert p.meta["launch_ints"] == {"n_elements": 98431} and p.meta["launch"] == 2
+    assert any("exited with status 1 after the profiled launch" in n for n in p.notes)
+    assert path.name == "vector_add-launch2.json" and profiles.load(path)[1] == raw
+    assert not p.unexplained and p.lines[0].top_stall[0] == "long_sb"
+    with pytest.raises(profiler.ProfileError, match="there is no launch 4"):
+        profiler.profile_launch(ROOT / "kernels" / "vector_add.py", 4, None, engine=engine, launch_log=log)
