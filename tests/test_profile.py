@@ -355,3 +355,66 @@ def test_profile_launch_orchestration_without_a_gpu(tmp_path, monkeypatch, engin
     assert not p.unexplained and p.lines[0].top_stall[0] == "long_sb"
     with pytest.raises(profiler.ProfileError, match="there is no launch 4"):
         profiler.profile_launch(ROOT / "kernels" / "vector_add.py", 4, None, engine=engine, launch_log=log)
+
+
+def test_gpu_script_end_to_end_with_ncu_stood_in(tmp_path, monkeypatch, engine):
+    """benchmarks/gpu_profile.py on the CPU, the GPU's part stood in: example()'s launch log is
+    the compile's launches, ncu "profiles" by writing a report and "exports" a CSV made from the
+    compiled SASS of the launch it was asked for (test-made figures). Checks the script's own
+    flow: files written, report lines, the static-vs-measured rows, the exit status."""
+    import importlib.util
+    import torch
+    from conftest import ROOT
+    from inspectors.base.result import CompileRequest
+    from inspectors.bench import profiler
+    spec = importlib.util.spec_from_file_location("gpu_profile", ROOT / "benchmarks" / "gpu_profile.py")
+    gp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gp)
+
+    compiled = {}
+
+    def kernels_of(path):
+        if path not in compiled:
+            compiled[path] = engine.compile(CompileRequest(source=Path(path).read_text(), filename=Path(path).name,
+                                                           target="cuda:90")).kernels
+        return compiled[path]
+
+    class Done:
+        def __init__(self, rc=0, out="", err=""):
+            self.returncode, self.stdout, self.stderr = rc, out, err
+
+    asked = {}
+
+    def fake_run(cmd, **kw):
+        if cmd[1:3] == ["-m", "inspectors.bench.profile_run"]:            # the logged run of example()
+            ks = kernels_of(cmd[3])
+            ints = [{a.name: 2048 for a in k.args if a.type != "constexpr" and not a.type.startswith("*")}
+                    for k in ks]                                   # sizes: 2048 each
+            Path(kw["env"]["TLENS_LAUNCH_LOG"]).write_text(json.dumps(
+                [{"kernel": k.name, "hash": f"h{i}", "ints": ints[i]} for i, k in enumerate(ks)]))
+            return Done()
+        if "-o" in cmd:
+            ks = kernels_of(cmd[-1])
+            name = cmd[cmd.index("--kernel-name") + 1][len("regex:^"):-1]
+            skip = int(cmd[cmd.index("--launch-skip") + 1])
+            asked["sass"] = [k for k in ks if k.name == name][skip].stages["sass"]
+            Path(cmd[cmd.index("-o") + 1]).with_suffix(".ncu-rep").write_text("report")
+            return Done()
+        if "--import" in cmd:
+            return Done(0, export(asked["sass"], load_heavy))
+        raise AssertionError(cmd)
+
+    monkeypatch.setattr(profiler, "find_ncu", lambda: "/opt/ncu")
+    monkeypatch.setattr(profiler, "_target", lambda: "cuda:90")
+    monkeypatch.setattr(profiler, "environment", lambda ncu: {**META, "ncu": "stand-in"})
+    monkeypatch.setattr(profiler.subprocess, "run", fake_run)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    rc = gp.main(["--out", str(tmp_path), "--only", "vector_add,transpose"])
+    report = (tmp_path / "gpu_profile.txt").read_text()
+    saved = sorted(p.name for p in (tmp_path / "profiles").glob("*.json"))
+    assert saved == ["transpose-launch1.json", "transpose-launch2.json", "vector_add-launch1.json",
+                     "vector_add-launch2.json", "vector_add-launch3.json"], report
+    assert "5 launch(es) profiled" in report and "unexplained with samples" in report
+    assert "sectors/request static 16.00, measured 4.00 (-75.0 %)" in report      # vector_add's loads
+    # the test-made 4 sectors per request are not transpose's: its check fails, and says so
+    assert rc == 1 and "transpose.py launch 1: line" in report and "more than 10 % apart" in report
