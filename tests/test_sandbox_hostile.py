@@ -450,3 +450,25 @@ except OSError as e:
         assert not at.error and "ptx" in panels(at)
     finally:
         st.cache_resource.clear()
+
+
+def test_a_worker_that_ran_a_users_file_serves_nobody_after(server):
+    """A library file leaves its sandboxed worker in place (only our code ran there); any other
+    file gets a fresh sandbox after it, so what it did in its process (a patched module, a
+    planted cache entry) cannot reach the next job."""
+    eng = server["engine"]
+    lib = (ROOT / "kernels" / "vector_add.py").read_text()
+    assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="bob").ok
+    assert eng.wait_ready(120)
+    before = set(eng.worker_pids())
+    assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="carol").ok
+    assert set(eng.worker_pids()) == before                       # the library's worker stayed
+    r = eng.compile(CompileRequest(source=hostile("import triton.language as tl\ntl.PATCHED = 1"),
+                                   filename="patch.py"), session="mallory")
+    assert r.ok, r.error
+    assert eng.wait_ready(120)
+    assert set(eng.worker_pids()) != before                       # that worker was replaced
+    probe = hostile("import triton.language as tl\nprint('patched' if hasattr(tl, 'PATCHED') else 'clean')")
+    for _ in range(2):                                            # whichever worker takes it
+        r = eng.compile(CompileRequest(source=probe, filename="probe.py"), session="dave")
+        assert r.ok and "clean" in r.output and "patched" not in r.output, r.output

@@ -70,6 +70,7 @@ class _Worker:
         `cgroup`: the sandbox's cgroup, whose tasks are killed with it."""
         self.folder, self.cgroup = folder, cgroup
         self.jobs = 0
+        self.clean = True       # has run only the library's own files (see Engine._run)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
@@ -457,11 +458,15 @@ class Engine:
                                  seconds=time.perf_counter() - started)
         shutil.rmtree(job_dir, ignore_errors=True)
         if worker.sandboxed:
-            # Nothing of this job may reach the next one: a fresh sandbox per job. A pristine
-            # library file on a fresh worker ran only our code: its kernels join the trusted cache.
-            if worker.jobs == 1 and _digest(request.source) in self._library:
+            # Nothing of a user's code may reach the next job: a fresh sandbox after it. A worker
+            # that has run only the library's own, unedited files has run only our code: it stays
+            # (no new worker to start: a class compiling the lesson kernels pays no start-up per
+            # compile), and the kernels it compiled join the trusted cache.
+            worker.clean = worker.clean and _digest(request.source) in self._library
+            if worker.clean:
                 _harvest(worker.folder / "triton", self.settings.triton_cache_dir / TRUSTED)
-            self._replace(slot, wait=False)
+            else:
+                self._replace(slot, wait=False)
         try:
             return CompileResult.from_json(reply)
         except (TypeError, ValueError, KeyError, AttributeError) as e:
