@@ -38,19 +38,20 @@ def parse_overrides(text: str) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=48)
-def _panel_payload(stage_name: str, text: str, filename: str, py_key: str) -> bytes:
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, kernel_name: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
     py_lines = {}
     for pair in filter(None, py_key.split(",")):
         n, p = pair.split(":")
         py_lines[int(n)] = int(p)
-    return payload.encode(payload.build(stage_name, text, filename, py_lines))
+    return payload.encode(payload.build(stage_name, text, filename, py_lines, kernel_name=kernel_name or None))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
                        on_follow: Callable[[int], None] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
-    highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
+    highlighted lines, drawn in the browser; it opens at the launched function and its first
+    global load (`payload.opening`), or at the followed line. `py_lines` (stage line -> Python line) makes
     lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
     failed shows its error instead."""
     try:
@@ -64,7 +65,7 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
         render_failed_stage(stage, error, kernel)
         return
     py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key)
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, kernel.name)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
