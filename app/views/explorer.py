@@ -21,6 +21,7 @@ import streamlit as st
 
 from app import panels, present, services, session, urlstate
 from app.components import code_editor
+from app.components import stage_panel
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -269,6 +270,7 @@ with st.sidebar:
     if kernels.LIBRARY and not st.session_state["picker"].startswith(WS):
         with st.expander("About this kernel", expanded=False):
             st.markdown(kernels.get(st.session_state["picker"]).note)
+    viewport = stage_panel.viewport_width()        # how many panels open by default
 
 present.apply()
 _arch = targets.parse(st.session_state["target"]).label.split(" · ")[0]          # "sm_90"
@@ -405,17 +407,24 @@ else:
     backend = targets.parse(kernel.target).backend
     failed = kernel.error.stage if kernel.error is not None else None
     available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
-    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two when presenting
+    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two (Python and
+    # the machine stage, the pair the lessons use) when presenting or on a screen narrower than
+    # ~1500 px, where three are ~310 px each; the multiselect adds a third
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
     stage_key = f"{'present-' if present_bar else ''}stages-{backend}"
+    n_default = stage_panel.panels_for_width(viewport, bool(present_bar))
+    default = [n for n in (("source", machine) if n_default == 2 else ("source", "ttgir", machine))
+               if n in kernel.stages]
+    if failed in [s.name for s in available] and failed not in default:
+        default = default[-(n_default - 1):] + [failed]
+    auto_key = f"_auto-{stage_key}"          # the default last put there: a width report may change it
     if pending is not None and pending.panels:
         st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]][
             :2 if present_bar else 3]
-    if stage_key not in st.session_state:
-        st.session_state[stage_key] = [n for n in (("source", machine) if present_bar else ("source", "ttgir", machine))
-                                       if n in kernel.stages]
-        if failed in [s.name for s in available] and failed not in st.session_state[stage_key]:
-            st.session_state[stage_key] = st.session_state[stage_key][-(1 if present_bar else 2):] + [failed]
+        st.session_state.pop(auto_key, None)
+    if stage_key not in st.session_state or (st.session_state.get(auto_key) == st.session_state[stage_key]
+                                             and default != st.session_state[stage_key]):
+        st.session_state[stage_key], st.session_state[auto_key] = list(default), list(default)
     chosen = (present_bar.stages if present_bar else stage_col).multiselect(
         "Stages side by side", [s.name for s in available], key=stage_key, format_func=lambda n: stages.get(n).label,
         max_selections=2 if present_bar else 3, label_visibility="collapsed" if present_bar else "visible")
