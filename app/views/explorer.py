@@ -277,22 +277,28 @@ _arch = targets.parse(st.session_state["target"]).label.split(" · ")[0]        
 present_bar = panels.present_bar(f"**{_filename()}** · {_arch}") if present.on() else None
 compile_clicked = compile_clicked or bool(present_bar and present_bar.compile)
 
+# The message's slot is always there: an element that comes and goes above the editor would
+# move it, and a moved component is mounted afresh (the editor lost its cursor and scroll when
+# the first edit of a library kernel made the workspace copy and said so).
+message_slot = st.empty()
 message = st.session_state.pop("ws_message", None)
 if message:
-    getattr(st, message[0])(message[1])
+    getattr(message_slot, message[0])(message[1])
 
-compile_clicked = compile_clicked or code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
+from_editor = code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
 
 # The editor's box: an expander (one line when folded) that presentation mode hides. It folds
-# on the first compile of each kernel and opens again if that compile fails; after that it
+# on the first compile of each kernel (by Compile or a link; not by Ctrl-Enter, typed in it)
+# and opens again if that compile fails; after that it
 # stays as the user leaves it. The editor itself is drawn into it after the compile below, so
 # that it marks the line of this compile's error.
 if st.session_state.pop("_editor_reopen", False):
     st.session_state["tlens-editor"] = True
-elif (compile_clicked or (pending is not None and pending.run)) and \
+elif (compile_clicked or (pending is not None and pending.run)) and not from_editor and \
         st.session_state.get("_editor_folded_for") != st.session_state["picker"]:
     st.session_state["_editor_folded_for"] = st.session_state["picker"]
     st.session_state["tlens-editor"] = False
+compile_clicked = compile_clicked or from_editor
 st.session_state.setdefault("tlens-editor", True)
 _editor_box = st.expander(f"✎ Kernel file · {_filename()}", key="tlens-editor", on_change="rerun")
 with _editor_box:

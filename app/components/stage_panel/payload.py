@@ -197,7 +197,7 @@ _LOAD_RE = {
     "source": re.compile(r"\btl\.load\(|\.load\("),
     "ttir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
     "ttgir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
-    "llir": re.compile(r"ld\.global|\bload\b.*addrspace\(1\)|global_load|buffer\.load\b"),
+    "llir": re.compile(r"ld\.global|cp\.async\.[a-z.]*global|\bload\b.*addrspace\(1\)|global_load|buffer\.load\b"),
 }
 
 
