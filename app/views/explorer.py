@@ -288,16 +288,17 @@ if message:
 from_editor = code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
 
 # The editor's box: an expander (one line when folded) that presentation mode hides. It folds
-# on the first compile of each kernel (by Compile or a link; not by Ctrl-Enter, typed in it)
-# and opens again if that compile fails; after that it
+# on the first compile of each kernel (by Compile or a link; a first compile by Ctrl-Enter,
+# typed in the editor, leaves it open for good) and opens again if that compile fails; after that it
 # stays as the user leaves it. The editor itself is drawn into it after the compile below, so
 # that it marks the line of this compile's error.
 if st.session_state.pop("_editor_reopen", False):
     st.session_state["tlens-editor"] = True
-elif (compile_clicked or (pending is not None and pending.run)) and not from_editor and \
+elif (compile_clicked or from_editor or (pending is not None and pending.run)) and \
         st.session_state.get("_editor_folded_for") != st.session_state["picker"]:
     st.session_state["_editor_folded_for"] = st.session_state["picker"]
-    st.session_state["tlens-editor"] = False
+    if not from_editor:          # Ctrl-Enter: the user is typing there; it stays open from now on
+        st.session_state["tlens-editor"] = False
 compile_clicked = compile_clicked or from_editor
 st.session_state.setdefault("tlens-editor", True)
 _editor_box = st.expander(f"✎ Kernel file · {_filename()}", key="tlens-editor", on_change="rerun")
