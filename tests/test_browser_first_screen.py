@@ -169,3 +169,17 @@ def test_first_edit_of_a_library_kernel_keeps_the_cursor(browser, server, worksp
     page.screenshot(path=str(SHOTS / "first_screen_editor_1280x720.png"))
     _idle(page)
     page.close()
+
+
+def test_a_followed_line_keeps_its_own_place(browser, server):
+    """A link (or a lesson step) that names a line opens the panels there, not at the load."""
+    page = browser.new_page(viewport=VIEW)
+    page.goto(server + "/?kernel=vector_add&present=1&run=1&line=29")
+    ptx = _panel(page, "ptx")
+    store = ptx.locator(".l.sel", has_text="st.global").first
+    expect(store).to_be_attached(timeout=120_000)
+    page.wait_for_timeout(800)
+    _on_screen(store)
+    _on_screen(_panel(page, "source").locator('.l.sel[data-line="29"]'))
+    _idle(page)
+    page.close()

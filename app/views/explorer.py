@@ -211,7 +211,9 @@ if "_url_applied" not in st.session_state:
     st.session_state["_url_pending"] = url
     if url.ignored:
         st.warning("Ignored from the link: " + ", ".join(url.ignored))
-pending: urlstate.UrlState | None = st.session_state.pop("_url_pending", None)
+# Kept until a run gets to the end: a rerun that stops this one early (the browser reporting its
+# width as the page loads, a keystroke) must not drop the link's launch, panels and line.
+pending: urlstate.UrlState | None = st.session_state.get("_url_pending")
 
 if st.session_state.get("picker") not in entries and "picker" in st.session_state:
     _say(f"{_file_of(st.session_state['picker']) or st.session_state['picker']} is no longer in the workspace.",
@@ -456,4 +458,5 @@ else:
 url_state["present"] = present.on()
 
 st.query_params.from_dict(urlstate.encode(url_state))
+st.session_state.pop("_url_pending", None)
 st.session_state["_kept"] = {k: st.session_state[k] for k in KEPT if k in st.session_state}
