@@ -47,7 +47,7 @@ from inspectors.compile import inductor  # noqa: E402 (stdlib only at import: to
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", "gpu_out")))
-    p.add_argument("--deadline", type=float, default=200.0, help="seconds; later steps are skipped past it")
+    p.add_argument("--deadline", type=float, default=400.0, help="seconds; later steps are skipped past it")
     p.add_argument("--rounds", type=int, default=7, help="do_bench rounds per provider, forward and reverse order")
     args = p.parse_args()
     started = time.perf_counter()

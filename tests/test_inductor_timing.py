@@ -72,3 +72,25 @@ def test_committed_gpu_timing_agrees_with_an_independent_timing():
     for key, c in checks.items():
         assert c["within_5pct"], (key, c)
         assert c["p20_ms"] <= c["do_bench_ms"] <= c["p80_ms"], (key, c)
+
+
+def test_measure_runs_rounds_in_both_orders_and_fills_every_figure(monkeypatch):
+    """measure()'s bookkeeping on the CPU: the GPU-only primitives (do_bench, the profiler, the
+    device sync) are replaced by recorders; the host time and Dynamo's counters are real."""
+    torch = pytest.importorskip("torch")
+    calls = []
+
+    def fake_bench(f, warmup_ms, rep_ms):
+        calls.append(f())
+        return (0.2, 0.19, 0.21) if calls[-1] == "eager" else (0.1, 0.09, 0.11)
+
+    monkeypatch.setattr(it, "_do_bench", fake_bench)
+    monkeypatch.setattr(it, "kernel_time_ms", lambda f, n: 0.1 if f() == "compiled" else 0.2)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    compiled = torch.compile(lambda x: "compiled", backend="eager")
+    compiled(torch.ones(2))
+    t = it.measure(lambda x: "eager", compiled, (torch.ones(2),), rounds=4)
+    assert calls == ["eager", "compiled", "compiled", "eager"] * 2          # forward, reverse, ...
+    assert (t.eager.median_ms, t.compiled.median_ms, t.speedup) == (0.2, 0.1, 2.0)
+    assert t.eager_kernel_ms == 0.2 and t.compiled_kernel_ms == 0.1 and t.compiled_host_us > 0
+    assert t.recompiles == 0 and t.errors == () and "2.00x faster" in t.notes[0]
