@@ -186,13 +186,25 @@ def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
     return Tokens(tuple(names), tuple(out))
 
 
-# A stage's definition of the launched function, by stage; "{name}" is the function's name.
+# A stage's definition of the launched function; "{name}" is the function's name. Lines matched:
+#   ttir/ttgir  `  tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} ...`
+#   llir        `define ptx_kernel void @add_kernel(ptr addrspace(1) %0, ...`
+#   ptx         `.visible .entry add_kernel(`
+#   sass        `.text.add_kernel:` (nvdisasm) or `Function : add_kernel` (cuobjdump)
+#   amdgcn      `add_kernel:                             ; @add_kernel`
 _FUNCTION_RE = {
     "ttir": r"\btt\.func\b.*@{name}\b", "ttgir": r"\btt\.func\b.*@{name}\b",
     "llir": r"^define\b.*@{name}\(", "ptx": r"\.entry\s+{name}\b",
     "sass": r"(Function\s*:\s*{name}\b|^\s*\.text\.{name}:)", "amdgcn": r"^{name}:",
 }
-# A global-memory load in a stage without a memory-op parser (Python, TTIR/TTGIR, LLVM IR).
+# A global-memory load in a stage without a memory-op parser (PTX, SASS and AMDGCN have one,
+# `memops.memops_for`). Lines matched:
+#   source  `    x = tl.load(x_ptr + offsets, mask=mask)`, `a_desc.load([off_m, off_k])`
+#   ttir    `    %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>> loc(#loc20)`
+#   ttgir   the same, `%a_47 = ttg.async_copy_global_to_local %a_ptrs_29, ...` (sm_80 pipelining),
+#           `%x = amdg.buffer_load %x_ptr[%offsets_2], %mask_3 ...` (AMD)
+#   llir    the inline asm `ld.global.v4.b32 { $0, $1, $2, $3 }, [ $4 + 0 ];`, `cp.async.cg.shared.global`,
+#           `load float, ptr addrspace(1) %5`, `@llvm.amdgcn.raw.ptr.buffer.load.v4f32(` (AMD)
 _LOAD_RE = {
     "source": re.compile(r"\btl\.load\(|\.load\("),
     "ttir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
