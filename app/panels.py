@@ -40,7 +40,7 @@ def parse_overrides(text: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=48)
 def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
-                   heat_key: str = "") -> bytes:
+                   heat_key: str = "", kernel_name: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
     py_lines, calls = {}, {}
     for pair in filter(None, py_key.split(",")):
@@ -49,14 +49,16 @@ def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label
         if sites:
             calls[int(n)] = tuple(int(c) for c in sites[0].split("."))
     heat = {int(n): float(h) for n, h in (pair.split(":") for pair in filter(None, heat_key.split(",")))}
-    return payload.encode(payload.build(stage_name, text, filename, py_lines, label, calls=calls, heat=heat))
+    return payload.encode(payload.build(stage_name, text, filename, py_lines, label, calls=calls, heat=heat,
+                                        kernel_name=kernel_name or None))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
                        on_follow: Callable[[int], None] | None = None, triton_version: str = "",
                        calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
-    highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
+    highlighted lines, drawn in the browser; it opens at the launched function and its first
+    global load (`payload.opening`), or at the followed line. `py_lines` (stage line -> Python line) makes
     lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
     failed shows its error instead. `triton_version`: named in the title ("PTX · Triton 3.6.0")
     when the server has more than one. `calls` (stage line -> the kernel lines that called its
@@ -77,7 +79,7 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
                       for n, p in sorted((py_lines or {}).items()))
     heat_key = ",".join(f"{n}:{h:.5f}" for n, h in sorted((heat or {}).items()))
     label = f"{stage.label} · Triton {triton_version}" if triton_version else None
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key)
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key, kernel.name)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 

@@ -7,7 +7,6 @@ import secrets
 from pathlib import Path
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from app import services
 from inspectors.explain import diff
@@ -49,11 +48,20 @@ def user() -> str:
     return name
 
 
+# A components-v2 element runs its script in the app's own page (no iframe), so
+# `document.cookie` is the app's cookie. The value travels as data, never as markup or code.
+_COOKIE_JS = """export default function ({ data }) {
+  if (!data || !/^[A-Za-z0-9_]+$/.test(data.name) || !/^[A-Za-z0-9_-]+$/.test(data.value)) return;
+  const secure = location.protocol === "https:" ? "; Secure" : "";
+  document.cookie = `${data.name}=${data.value}; path=/; max-age=31536000; SameSite=Strict${secure}`;
+}"""
+_COOKIE = st.components.v2.component("tlens_set_cookie", js=_COOKIE_JS, isolate_styles=False)
+
+
 def _set_cookie(name: str, value: str) -> None:
-    """The component iframe shares the page's origin (Streamlit sandboxes it with
-    allow-same-origin), so its script sets the cookie for the app's own pages."""
-    components.html(f"<script>document.cookie = '{name}={value}; path=/; max-age=31536000; "
-                    f"SameSite=Strict';</script>", height=0)
+    """Set a cookie for the app's pages from the browser (Streamlit gives a script no way to
+    set a response header)."""
+    _COOKIE(key=f"tlens-cookie-{name}", data={"name": name, "value": value}, height=0)
 
 
 def workspace_root() -> Path:

@@ -3,6 +3,7 @@ work here), and a real `streamlit run app/main.py` on a free port. The server's 
 to artifacts/streamlit-<port>.log (a pipe nobody reads would fill and stall the server)."""
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -16,6 +17,9 @@ import pytest
 from conftest import ROOT
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# What Streamlit writes when an API is on its way out (streamlit/deprecation_util.py:
+# "`st.x` will be removed after <date>", "... is deprecated ...").
+DEPRECATION = re.compile(r"will be removed after|\bdeprecat", re.IGNORECASE)
 SHOTS = ROOT / "artifacts" / "screenshots"
 
 
@@ -59,4 +63,11 @@ def running_app(env: dict | None = None):
         finally:
             os.killpg(proc.pid, 9)
             proc.wait()
+    deprecations = deprecation_lines(log_path.read_text(errors="replace"))
+    assert not deprecations, f"the server logged deprecation warning(s) ({log_path}):\n" + "\n".join(deprecations)
+
+
+def deprecation_lines(log: str) -> list[str]:
+    """The lines of a server log that announce a deprecated API."""
+    return [line for line in log.splitlines() if DEPRECATION.search(line)]
 

@@ -1,3 +1,4 @@
+import logging
 import os
 import sys
 import tempfile
@@ -30,3 +31,28 @@ def snippet():
     def read(name: str) -> str:
         return (SNIPPETS / name).read_text()
     return read
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def no_streamlit_deprecation(request):
+    """Streamlit logs its deprecations (`streamlit.deprecation_util.show_deprecation_warning`)
+    instead of raising a warning that pytest's filterwarnings could turn into an error: a test
+    whose app code uses a deprecated Streamlit API fails here."""
+    logger = logging.getLogger("streamlit.deprecation_util")
+    handler = _Collect()
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if handler.messages and not request.node.get_closest_marker("allow_streamlit_deprecation"):
+        pytest.fail("Streamlit deprecation warning(s):\n" + "\n".join(handler.messages))

@@ -90,3 +90,24 @@ def test_insight_tabs_show_memory_ops_and_registers(at):
     assert {"Python line", "instruction", "width", "why not wider"} <= set(mem.columns)
     assert "ld.global" in set(mem["instruction"]) or any("ld.global" in i for i in mem["instruction"])
     assert any(m.label == "registers / thread" and int(m.value) > 0 for m in at.metric)
+
+
+def test_two_panels_by_default_in_a_narrow_window():
+    """The browser reports its width (app/components/stage_panel viewport_width): below 1500 px
+    the default is Python + PTX; the default follows the window until the user picks stages."""
+    from app.components.stage_panel import VIEWPORT
+    app = AppTest.from_file(APP, default_timeout=240)
+    app.session_state[VIEWPORT] = 1280
+    app.run()
+    app.selectbox(key="picker").set_value("vector_add").run()
+    app.button(key="compile").click().run()
+    assert not app.exception, app.exception
+    assert app.multiselect(key="stages-cuda").value == ["source", "ptx"]
+    assert sorted(panels(app)) == ["ptx", "source"]
+    app.session_state[VIEWPORT] = 1920
+    app.run()
+    assert app.multiselect(key="stages-cuda").value == ["source", "ttgir", "ptx"]
+    app.multiselect(key="stages-cuda").set_value(["source", "ptx", "sass"]).run()
+    app.session_state[VIEWPORT] = 1280
+    app.run()
+    assert app.multiselect(key="stages-cuda").value == ["source", "ptx", "sass"]      # the user's pick stays

@@ -160,6 +160,9 @@ def test_torch_compile_run_on_the_gpu(tmp_path):
     run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert run.ok and run.gpu and run.max_abs_diff is not None and run.max_abs_diff < 1e-5
     assert run.eager_ms and run.compiled_ms
+    timing = run.timing            # as the Benchmark page times: rounds, spread, checks, notes
+    assert timing["rounds"] == 3 and len(timing["compiled"]["rounds_ms"]) == 3 and timing["notes"]
+    assert timing["compiled"]["p20_ms"] <= run.compiled_ms <= timing["compiled"]["p80_ms"]
     (relu,) = [k for k in run.kernels if k.name == "triton_poi_fused_add_relu_0"]
     assert (relu.source_nodes, relu.aten_ops) == (("add", "relu"), ("aten.add", "aten.relu"))
     assert relu.cache_entries

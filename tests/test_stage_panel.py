@@ -105,3 +105,72 @@ def test_twenty_thousand_lines_compress():
     blob = payload.encode(payload.build("sass", text, "big.sass"))
     assert payload.decode(blob)["summary"]["lines"] == 20_000
     assert len(blob) < len(text) / 3
+
+
+# -- where a panel opens (payload.opening) ------------------------------------------------------
+
+TWO_KERNELS = '''"""doc"""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def helper(x):
+    return tl.load(x)
+
+
+@triton.autotune(configs=[], key=[])
+@triton.jit
+def launched(x_ptr,
+             n,   # tl.load( in a comment is not a load
+             ):
+    pid = tl.program_id(0)
+    v = tl.load(x_ptr + pid)
+    tl.store(x_ptr, v)
+
+
+def example():
+    launched[(1,)](None, 1)
+'''
+
+
+def test_python_opens_at_the_launched_kernels_first_decorator_and_first_load():
+    lines = TWO_KERNELS.splitlines()
+    at = payload.opening("source", TWO_KERNELS, "launched")
+    assert lines[at.start - 1].startswith("@triton.autotune") and lines[at.start].startswith("@triton.jit")
+    assert "v = tl.load(" in lines[at.load - 1]
+    helper = payload.opening("source", TWO_KERNELS, "helper")
+    assert lines[helper.start - 1] == "@triton.jit" and "return tl.load(x)" in lines[helper.load - 1]
+    assert payload.opening("source", TWO_KERNELS, "absent") == payload.Opening(None, None)
+    no_load = TWO_KERNELS.replace("    v = tl.load(x_ptr + pid)\n", "    v = pid\n")
+    assert payload.opening("source", no_load, "launched").load is None      # the body ends before example()
+
+
+@pytest.mark.parametrize("stage,start,load", [
+    ("ttir", "tt.func public @matmul_kernel(", "tt.load"),
+    ("ttgir", "tt.func public @matmul_kernel(", "async_copy_global_to_local"),
+    ("llir", "define ptx_kernel void @matmul_kernel(", "cp.async.cg.shared.global"),
+    ("ptx", ".entry matmul_kernel(", "cp.async.cg.shared.global"),
+    ("sass", ".text.matmul_kernel:", "LDGSTS"),
+])
+def test_each_stage_opens_at_the_function_and_its_first_global_load(stage, start, load):
+    text = KERNEL["stages"][stage]
+    lines = payload.split_lines(text)
+    at = payload.opening(stage, text, KERNEL["name"])
+    assert start in lines[at.start - 1] and load in lines[at.load - 1] and at.start < at.load
+    assert not any(load in line for line in lines[at.start - 1:at.load - 1])     # the first one
+    data = payload.build(stage, text, f"k.{stage}", kernel_name=KERNEL["name"])
+    assert data["open"] == {"start": at.start, "load": at.load}
+
+
+def test_ptx_first_global_load_skips_shared_and_param_loads():
+    ptx = (".visible .entry k(\n\t.param .u64 k_param_0\n)\n{\n\tld.param.u64 %rd1, [k_param_0];\n"
+           "\tld.shared.b32 %r1, [%r2];\n\tld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];\n}\n")
+    assert payload.opening("ptx", ptx, "k") == payload.Opening(1, 7)
+    assert payload.build("ptx", ptx, "k.ptx")["open"] == {"start": None, "load": None}   # no kernel named
+
+
+def test_two_panels_below_1500_px_or_when_presenting():
+    from app.components.stage_panel import panels_for_width
+    assert [panels_for_width(w, False) for w in (1280, 1499, 1500, 1920, None)] == [2, 2, 3, 3, 3]
+    assert panels_for_width(1920, True) == 2

@@ -95,6 +95,21 @@ def _server_status() -> None:
             st.rerun()
 
 
+def _timing_rows(timing: dict) -> None:
+    """Compiled vs eager as the Benchmark page shows a timing: median of rounds in both orders
+    with the L2 flushed, the spread, two independent checks and why compiled may be slow."""
+    rows = []
+    for name in ("eager", "compiled"):
+        s = timing[name]
+        rows.append({"": name, "median ms (do_bench)": round(s["median_ms"], 4),
+                     "p20–p80 ms": f"{s['p20_ms']:.4f}–{s['p80_ms']:.4f}",
+                     "kernels ms (profiler)": timing.get(f"{name}_kernel_ms"),
+                     "host µs / call": timing.get(f"{name}_host_us")})
+    st.dataframe(rows, hide_index=True, width="stretch")
+    st.caption(" · ".join(timing.get("notes", ())) + (" · not measured: " + "; ".join(timing["errors"])
+                                                       if timing.get("errors") else ""))
+
+
 def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
     kernel, entry = opened.kernel, opened.entry
     md, opts = kernel.metadata, kernel.options
@@ -225,8 +240,9 @@ else:
     if run is not None and run.ok:
         kernels = run.kernels
         inductor_dir = Path(run.inductor_dir)
-        st.success(f"{len(kernels)} Triton kernel(s) on {run.gpu} · max |compiled − eager| = {run.max_abs_diff:.2e}"
-                   + (f" · eager {run.eager_ms:.3f} ms, compiled {run.compiled_ms:.3f} ms" if run.compiled_ms else ""))
+        st.success(f"{len(kernels)} Triton kernel(s) on {run.gpu} · max |compiled − eager| = {run.max_abs_diff:.2e}")
+        if run.timing:
+            _timing_rows(run.timing)
     else:
         inductor_dir = FIXTURE
         kernels = _collect(str(FIXTURE), _mtime(FIXTURE)) if FIXTURE.is_dir() else ()
@@ -234,6 +250,8 @@ else:
             summary = json.loads(GPU_SUMMARY.read_text())
             rows = [{"example": name, "kernels": ", ".join(k["name"] for k in r.get("kernels", ())),
                      "eager ms": r.get("eager_ms"), "compiled ms": r.get("compiled_ms"),
+                     "compiled p20–p80 ms": (f"{r['timing']['compiled']['p20_ms']:.4f}–"
+                                            f"{r['timing']['compiled']['p80_ms']:.4f}" if r.get("timing") else None),
                      "max |compiled − eager|": r.get("max_abs_diff")}
                     for name, r in summary.get("examples", {}).items()]
             st.markdown(f"**From a GPU machine:** {summary.get('gpu')}, torch {summary.get('torch')}, "

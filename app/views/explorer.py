@@ -21,6 +21,7 @@ import streamlit as st
 
 from app import panels, present, profile_view, services, session, urlstate
 from app.components import code_editor
+from app.components import stage_panel
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -210,7 +211,9 @@ if "_url_applied" not in st.session_state:
     st.session_state["_url_pending"] = url
     if url.ignored:
         st.warning("Ignored from the link: " + ", ".join(url.ignored))
-pending: urlstate.UrlState | None = st.session_state.pop("_url_pending", None)
+# Kept until a run gets to the end: a rerun that stops this one early (the browser reporting its
+# width as the page loads, a keystroke) must not drop the link's launch, panels and line.
+pending: urlstate.UrlState | None = st.session_state.get("_url_pending")
 
 if st.session_state.get("picker") not in entries and "picker" in st.session_state:
     _say(f"{_file_of(st.session_state['picker']) or st.session_state['picker']} is no longer in the workspace.",
@@ -279,28 +282,36 @@ with st.sidebar:
     if kernels.LIBRARY and not st.session_state["picker"].startswith(WS):
         with st.expander("About this kernel", expanded=False):
             st.markdown(kernels.get(st.session_state["picker"]).note)
+    viewport = stage_panel.viewport_width()        # how many panels open by default
 
 present.apply()
 _arch = targets.parse(st.session_state["target"]).label.split(" · ")[0]          # "sm_90"
 present_bar = panels.present_bar(f"**{_filename()}** · {_arch}") if present.on() else None
 compile_clicked = compile_clicked or bool(present_bar and present_bar.compile)
 
+# The message's slot is always there: an element that comes and goes above the editor would
+# move it, and a moved component is mounted afresh (the editor lost its cursor and scroll when
+# the first edit of a library kernel made the workspace copy and said so).
+message_slot = st.empty()
 message = st.session_state.pop("ws_message", None)
 if message:
-    getattr(st, message[0])(message[1])
+    getattr(message_slot, message[0])(message[1])
 
-compile_clicked = compile_clicked or code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
+from_editor = code_editor.compile_requested("source")     # Ctrl/Cmd-Enter
 
 # The editor's box: an expander (one line when folded) that presentation mode hides. It folds
-# on the first compile of each kernel and opens again if that compile fails; after that it
+# on the first compile of each kernel (by Compile or a link; a first compile by Ctrl-Enter,
+# typed in the editor, leaves it open for good) and opens again if that compile fails; after that it
 # stays as the user leaves it. The editor itself is drawn into it after the compile below, so
 # that it marks the line of this compile's error.
 if st.session_state.pop("_editor_reopen", False):
     st.session_state["tlens-editor"] = True
-elif (compile_clicked or (pending is not None and pending.run)) and \
+elif (compile_clicked or from_editor or (pending is not None and pending.run)) and \
         st.session_state.get("_editor_folded_for") != st.session_state["picker"]:
     st.session_state["_editor_folded_for"] = st.session_state["picker"]
-    st.session_state["tlens-editor"] = False
+    if not from_editor:          # Ctrl-Enter: the user is typing there; it stays open from now on
+        st.session_state["tlens-editor"] = False
+compile_clicked = compile_clicked or from_editor
 st.session_state.setdefault("tlens-editor", True)
 _editor_box = st.expander(f"✎ Kernel file · {_filename()}", key="tlens-editor", on_change="rerun")
 with _editor_box:
@@ -416,17 +427,24 @@ else:
     backend = targets.parse(kernel.target).backend
     failed = kernel.error.stage if kernel.error is not None else None
     available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
-    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two when presenting
+    # Python, TTGIR and the first machine-level stage (PTX, or AMDGCN for AMD); two (Python and
+    # the machine stage, the pair the lessons use) when presenting or on a screen narrower than
+    # ~1500 px, where three are ~310 px each; the multiselect adds a third
     machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
     stage_key = f"{'present-' if present_bar else ''}stages-{backend}"
+    n_default = stage_panel.panels_for_width(viewport, bool(present_bar))
+    default = [n for n in (("source", machine) if n_default == 2 else ("source", "ttgir", machine))
+               if n in kernel.stages]
+    if failed in [s.name for s in available] and failed not in default:
+        default = default[-(n_default - 1):] + [failed]
+    auto_key = f"_auto-{stage_key}"          # the default last put there: a width report may change it
     if pending is not None and pending.panels:
         st.session_state[stage_key] = [n for n in pending.panels if n in [s.name for s in available]][
             :2 if present_bar else 3]
-    if stage_key not in st.session_state:
-        st.session_state[stage_key] = [n for n in (("source", machine) if present_bar else ("source", "ttgir", machine))
-                                       if n in kernel.stages]
-        if failed in [s.name for s in available] and failed not in st.session_state[stage_key]:
-            st.session_state[stage_key] = st.session_state[stage_key][-(1 if present_bar else 2):] + [failed]
+        st.session_state.pop(auto_key, None)
+    if stage_key not in st.session_state or (st.session_state.get(auto_key) == st.session_state[stage_key]
+                                             and default != st.session_state[stage_key]):
+        st.session_state[stage_key], st.session_state[auto_key] = list(default), list(default)
     chosen = (present_bar.stages if present_bar else stage_col).multiselect(
         "Stages side by side", [s.name for s in available], key=stage_key, format_func=lambda n: stages.get(n).label,
         max_selections=2 if present_bar else 3, label_visibility="collapsed" if present_bar else "visible")
@@ -459,4 +477,5 @@ else:
 url_state["present"] = present.on()
 
 st.query_params.from_dict(urlstate.encode(url_state))
+st.session_state.pop("_url_pending", None)
 st.session_state["_kept"] = {k: st.session_state[k] for k in KEPT if k in st.session_state}

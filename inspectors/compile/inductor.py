@@ -121,8 +121,9 @@ class InductorRun:
     torch_version: str = ""
     triton_version: str = ""
     max_abs_diff: float | None = None      # compiled vs eager
-    eager_ms: float | None = None
+    eager_ms: float | None = None          # do_bench medians over rounds (inductor_timing.measure)
     compiled_ms: float | None = None
+    timing: dict | None = None             # inductor_timing.CompileTiming.to_json(): spread, checks, notes
     seconds: float = 0.0
     inductor_dir: str = ""
     triton_cache_dir: str = ""
@@ -218,9 +219,12 @@ def _err(kind: str, message: str, detail: str = "") -> dict:
     return {"kind": kind, "message": message, "detail": detail}
 
 
-def run_source(source: str, filename: str, out_dir: Path, timing: bool = True) -> InductorRun:
+def run_source(source: str, filename: str, out_dir: Path, timing: bool = True, rounds: int = 3,
+               graphs: bool = False, probe=None) -> InductorRun:
     """torch.compile `fn` of a function file, in this process. The caches must already point
-    under `out_dir` (see `main`); returns the kernels this run's wrapper defines."""
+    under `out_dir` (see `main`); returns the kernels this run's wrapper defines. `timing`:
+    compiled vs eager by `inductor_timing.measure` (`rounds`, `graphs`: also CUDA graph replay).
+    `probe(fn, compiled, inputs)`: called after the timing (benchmarks), its result is dropped."""
     started = time.perf_counter()
     import torch
     inductor_dir = Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR", out_dir / "inductor"))
@@ -261,11 +265,13 @@ def run_source(source: str, filename: str, out_dir: Path, timing: bool = True) -
         want = fn(*inputs)
         torch.cuda.synchronize()
         diff = _max_abs_diff(got, want)
-        eager_ms = compiled_ms = None
-        if timing:
-            from triton.testing import do_bench
-            eager_ms = do_bench(lambda: fn(*inputs), warmup=10, rep=50)
-            compiled_ms = do_bench(lambda: compiled(*inputs), warmup=10, rep=50)
+        eager_ms = compiled_ms = timed = None
+        if timing:           # as the Benchmark page times: L2 flushed, rounds in both orders, spread
+            from inspectors.compile import inductor_timing
+            timed = inductor_timing.measure(fn, compiled, inputs, rounds=rounds, rep_ms=50, graphs=graphs)
+            eager_ms, compiled_ms = timed.eager.median_ms, timed.compiled.median_ms
+        if probe is not None:
+            probe(fn, compiled, inputs)
     except BaseException as e:  # noqa: BLE001 - user code may raise anything
         return InductorRun(**base, error=_err("runtime", f"{type(e).__name__}: {e}", traceback.format_exc()),
                            seconds=time.perf_counter() - started)
@@ -274,7 +280,7 @@ def run_source(source: str, filename: str, out_dir: Path, timing: bool = True) -
     new = {str(p) for p in set(inductor_dir.glob("*/*.py")) - before}
     kernels = collect(inductor_dir, triton_dir, only=new or None)
     return InductorRun(**base, kernels=kernels, max_abs_diff=diff, eager_ms=eager_ms, compiled_ms=compiled_ms,
-                       seconds=time.perf_counter() - started)
+                       timing=timed.to_json() if timed else None, seconds=time.perf_counter() - started)
 
 
 def _max_abs_diff(a, b) -> float | None:

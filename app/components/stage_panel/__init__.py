@@ -25,6 +25,9 @@ _CSS = HtmlFormatter(style="default").get_style_defs(".tp-scroll") + "\n" + (HER
 
 _PANEL = st.components.v2.component("tlens_stage_panel", css=_CSS, js=_JS, isolate_styles=True)
 _PAGE = st.components.v2.component("tlens_page_state", js=(HERE / "page.js").read_text(), isolate_styles=False)
+_VIEWPORT = st.components.v2.component("tlens_viewport", js=(HERE / "viewport.js").read_text(), isolate_styles=False)
+VIEWPORT = "_tlens_viewport_width"      # session key: the browser window's width in px (None until reported)
+NARROW = 1500                           # below this width two panels open, not three
 
 
 def stage_panel(payload: bytes, key: str, on_follow: Callable[[int], None] | None = None) -> None:
@@ -41,3 +44,22 @@ def page_state(follow: int | None, present: bool, key: str = "tlens-page-state")
     """The followed Python line and presentation mode, for every panel on the page (small:
     changing it re-sends neither panel)."""
     _PAGE(key=key, data={"follow": follow, "present": bool(present)}, height=0)
+
+
+def viewport_width(key: str = "tlens-viewport") -> int | None:
+    """The browser window's width in CSS px as last reported (None before the first report,
+    which starts one rerun when the page loads; a resize by 50 px or more reports again)."""
+    def _reported():
+        value = (st.session_state.get(key) or {}).get("width")
+        if isinstance(value, (int, float)) and value > 0:
+            st.session_state[VIEWPORT] = int(value)
+
+    _VIEWPORT(key=key, data={"width": st.session_state.get(VIEWPORT)}, on_width_change=_reported, height=0)
+    return st.session_state.get(VIEWPORT)
+
+
+def panels_for_width(width: int | None, present: bool) -> int:
+    """How many panels open by default: two when presenting or narrower than NARROW (at
+    1280 px three panels are ~310 px each and cut most lines), else three; an unknown width
+    (not reported yet) counts as wide."""
+    return 2 if present or (width is not None and width < NARROW) else 3

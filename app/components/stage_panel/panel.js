@@ -95,12 +95,15 @@ class Panel {
     this.wrapBtn = button("wrap", "Wrap long lines", () => this.setWrap(!this.wrap));
     const smaller = button("A−", "Smaller text (every panel)", () => setZoom(STORE.zoom / 1.1));
     const bigger = button("A+", "Larger text (every panel)", () => setZoom(STORE.zoom * 1.1));
+    this.loadBtn = button("⤓ load", "Jump to the first global load", () => this.jumpToLoad());
+    this.loadBtn.classList.add("tp-load");
+    this.loadBtn.hidden = true;
     this.dl = button("⬇", "Download", () => this.download());
     this.dl.classList.add("tp-dl");
     const name = el("span", "tp-name");
     name.append(this.title, this.chips);
     const tools = el("span", "tp-tools");
-    tools.append(this.search, this.count, only, this.wrapBtn, smaller, bigger, this.dl);
+    tools.append(this.search, this.count, only, this.loadBtn, this.wrapBtn, smaller, bigger, this.dl);
     this.head.append(name, tools);
     this.scroll = el("div", "tp-scroll");
     this.sizer = el("div", "tp-sizer");
@@ -168,6 +171,8 @@ class Panel {
   }
 
   setData(d) {
+    // a new text opens where the kernel is, unless the user scrolled away from there
+    const reopen = this.openedAt === undefined || this.scroll.scrollTop === this.openedAt;
     this.d = d;
     const n = d.lines.length;
     this.kinds = new Array(n);
@@ -199,6 +204,8 @@ class Panel {
     STORE.panels.add(this);
     this.layout(true);
     this.applySel(STORE.py, true);      // a panel added while a line is followed shows its lines
+    this.loadBtn.hidden = !(d.open && d.open.load);
+    if (!this.sel.size && reopen) this.open();
     this.root.dataset.ready = "1";
   }
 
@@ -364,6 +371,39 @@ class Panel {
     return div;
   }
 
+  // ---- where the panel opens (payload.py `opening`) --------------------------------------
+  open() {
+    // the launched function's first line at the top when its first global load then fits on
+    // screen, else that load a third of the way down; a followed line wins (applySel)
+    const o = (this.d && this.d.open) || {};
+    if (this.view || !this.rowH) return;
+    const s = o.start ? o.start - 1 : -1, l = o.load ? o.load - 1 : -1;
+    if (s < 0 && l < 0) return;
+    if (s >= 0 && (l < 0 || (l >= s && this.top(l + 1) - this.top(s) <= this.scroll.clientHeight))) {
+      this.scroll.scrollTop = this.top(s);
+      this.saved = [this.scroll.scrollTop, this.scroll.scrollLeft];
+      this.draw();
+      this.root.dataset.opened = "start";
+    } else {
+      this.reveal(l, 1 / 3);
+      this.root.dataset.opened = "load";
+    }
+    this.openedAt = this.scroll.scrollTop;
+  }
+
+  atOpening() {
+    return this.d && !this.sel.size && this.openedAt !== undefined && this.scroll.scrollTop === this.openedAt;
+  }
+
+  jumpToLoad() {
+    const o = (this.d && this.d.open) || {};
+    if (!o.load) return;
+    if (this.view) { this.onlyBox.checked = false; this.setOnly(false); }
+    this.reveal(o.load - 1, 1 / 3);
+    const line = this.win.querySelector(`.l[data-line="${o.load}"]`);
+    if (line) { line.classList.add("jump"); setTimeout(() => line.classList.remove("jump"), 1200); }
+  }
+
   // ---- following a Python line -----------------------------------------------------------
   onLine(ev) {
     const line = ev.target.closest && ev.target.closest(".l");
@@ -475,7 +515,14 @@ let fitTimer = 0;
 function refitAll() {
   // content above a panel grew or shrank (an expander opened, the editor loaded)
   clearTimeout(fitTimer);
-  fitTimer = setTimeout(() => { for (const p of live()) if (p.rowH) p.fit(); }, 50);
+  fitTimer = setTimeout(() => {
+    for (const p of live()) {
+      if (!p.rowH) continue;
+      const reopen = p.atOpening();           // still where it opened: open again for the new height
+      p.fit();
+      if (reopen) p.open();
+    }
+  }, 50);
 }
 if (!STORE.watching) {
   STORE.watching = true;

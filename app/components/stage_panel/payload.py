@@ -186,20 +186,103 @@ def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
     return Tokens(tuple(names), tuple(out))
 
 
+# A stage's definition of the launched function; "{name}" is the function's name. Lines matched:
+#   ttir/ttgir  `  tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} ...`
+#   llir        `define ptx_kernel void @add_kernel(ptr addrspace(1) %0, ...`
+#   ptx         `.visible .entry add_kernel(`
+#   sass        `.text.add_kernel:` (nvdisasm) or `Function : add_kernel` (cuobjdump)
+#   amdgcn      `add_kernel:                             ; @add_kernel`
+_FUNCTION_RE = {
+    "ttir": r"\btt\.func\b.*@{name}\b", "ttgir": r"\btt\.func\b.*@{name}\b",
+    "llir": r"^define\b.*@{name}\(", "ptx": r"\.entry\s+{name}\b",
+    "sass": r"(Function\s*:\s*{name}\b|^\s*\.text\.{name}:)", "amdgcn": r"^{name}:",
+}
+# A global-memory load in a stage without a memory-op parser (PTX, SASS and AMDGCN have one,
+# `memops.memops_for`). Lines matched:
+#   source  `    x = tl.load(x_ptr + offsets, mask=mask)`, `a_desc.load([off_m, off_k])`
+#   ttir    `    %x_5 = tt.load %x_4, %mask_3 : tensor<1024x!tt.ptr<f32>> loc(#loc20)`
+#   ttgir   the same, `%a_47 = ttg.async_copy_global_to_local %a_ptrs_29, ...` (sm_80 pipelining),
+#           `%x = amdg.buffer_load %x_ptr[%offsets_2], %mask_3 ...` (AMD)
+#   llir    the inline asm `ld.global.v4.b32 { $0, $1, $2, $3 }, [ $4 + 0 ];`, `cp.async.cg.shared.global`,
+#           `load float, ptr addrspace(1) %5`, `@llvm.amdgcn.raw.ptr.buffer.load.v4f32(` (AMD)
+_LOAD_RE = {
+    "source": re.compile(r"\btl\.load\(|\.load\("),
+    "ttir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
+    "ttgir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
+    "llir": re.compile(r"ld\.global|cp\.async\.[a-z.]*global|\bload\b.*addrspace\(1\)|global_load|buffer\.load\b"),
+}
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Where a panel opens: `start`, the launched function's first line (for Python its first
+    decorator, `@triton.jit`), and `load`, its first global-memory load (None without one);
+    1-based, None where the text does not name the function. The browser puts `start` at the
+    top when `load` then fits on screen, else shows `load` a third of the way down."""
+    start: int | None
+    load: int | None
+
+
+def _python_opening(lines: list[str], name: str) -> Opening:
+    at = next((i for i, line in enumerate(lines) if re.match(rf"\s*def\s+{re.escape(name)}\s*\(", line)), None)
+    if at is None:
+        return Opening(None, None)
+    start, indent = at, len(lines[at]) - len(lines[at].lstrip())
+    while start > 0 and lines[start - 1].strip().startswith("@"):     # @triton.jit, @triton.autotune(...)
+        start -= 1
+    load = None
+    for i in range(at + 1, len(lines)):
+        line = lines[i]
+        if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith((")", "#")):
+            break                                               # the body ended
+        if _LOAD_RE["source"].search(line.split("#", 1)[0]):
+            load = i + 1
+            break
+    return Opening(start + 1, load)
+
+
+def opening(stage_name: str, text: str, kernel_name: str | None, ops=None) -> Opening:
+    """Where the panel of `stage_name` opens on `text` for the launched `kernel_name` (pure;
+    `ops`: the stage's memory operations when already parsed, `memops.memops_for`)."""
+    lines = split_lines(text)
+    if not kernel_name:
+        return Opening(None, None)
+    if stage_name == "source":
+        return _python_opening(lines, kernel_name)
+    name = re.escape(kernel_name)
+    rx = _FUNCTION_RE.get(stage_name)
+    start = None
+    if rx is not None:
+        found = re.compile(rx.format(name=name))
+        start = next((i + 1 for i, line in enumerate(lines) if found.search(line)), None)
+    ops = memops.memops_for(stage_name, text) if ops is None else ops
+    if ops:
+        load = next((m.line for m in ops if m.space == "global" and m.kind == "load" and m.line >= (start or 0)),
+                    None)
+    elif stage_name in _LOAD_RE:
+        load = next((i + 1 for i in range((start or 1) - 1, len(lines)) if _LOAD_RE[stage_name].search(lines[i])),
+                    None)
+    else:
+        load = None
+    return Opening(start, load)
+
+
 def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | None = None,
           label: str | None = None, calls: dict[int, tuple[int, ...]] | None = None,
-          heat: dict[int, float] | None = None) -> dict:
+          heat: dict[int, float] | None = None, kernel_name: str | None = None) -> dict:
     """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow.
     `calls`: for lines of inlined `@triton.jit` helper code, the kernel lines that called it,
     innermost call first (following a call site lights them; a followed line says its call).
     `heat`: line -> share of a measured profile's samples (inspectors.explain.profile): drawn
-    as a bar behind the line, as long as the share over the panel's largest one."""
+    as a bar behind the line, as long as the share over the panel's largest one.
+    `kernel_name`: the launched function, where the panel opens (`opening`)."""
     stage = stages.get(stage_name)
     lines = split_lines(text)
     ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
     kinds = render.line_classes(stage_name, text, ops=ops)
     summary = render.summarize(stage_name, text, kinds, ops=ops)
     toks = tokenize(stage_name, text, len(lines))
+    at = opening(stage_name, text, kernel_name, ops)
     py = None
     if py_lines:
         py = [0] * len(lines)
@@ -214,6 +297,7 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
         "py": py,
         "calls": {str(n): list(c) for n, c in sorted((calls or {}).items()) if c and 1 <= n <= len(lines)},
         "heat": {str(n): round(h, 5) for n, h in sorted((heat or {}).items()) if h > 0 and 1 <= n <= len(lines)},
+        "open": {"start": at.start, "load": at.load},
         "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
                     "shared": summary.shared_ops, "widest": summary.widest},
         "legend": {k: render.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},
