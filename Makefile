@@ -35,8 +35,15 @@ run: setup
 
 # A server for a class, for an authenticating reverse proxy on this machine to publish (README,
 # "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
+# REPLICAS=N (N > 1): N Streamlit processes behind nginx on $(PORT), sticky sessions, the
+# machine's compile workers split between them (deploy/serve_class.py, deploy/nginx.conf.template).
+REPLICAS ?= 1
 serve-class: setup
+ifeq ($(REPLICAS),1)
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
+else
+	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT)
+endif
 
 test: setup
 	$(PY) -m pytest -q

@@ -7,7 +7,8 @@ reruns its page `--reruns` times (what a click on a widget, a followed line or a
 does). Per rerun: the server process's CPU time (its own, the compile workers excluded; from
 /proc) and the wall time from the rerun message to the script's end. Then the queue: the CPU
 time for `--waiting` waiting sessions to each work out their queue position once after a
-dispatch (what every waiting session does after every dispatch). Medians.
+dispatch (what every waiting session does after every dispatch). And a new session joining: the server CPU of one more session opening a link
+whose result is already cached (what each further student of a class costs). Medians.
 
     .venv/bin/python benchmarks/run_cost.py --before 17a9fed [--reruns 15] [--waiting 300]
 """
@@ -102,6 +103,32 @@ async def until_finished(ws, timeout: float = 120) -> bool:
             return panel
 
 
+async def joins(url: str, pid: int, link: str, n: int) -> list[float]:
+    """Server CPU of n new sessions opening `link` (compile and show) one after another, its
+    result already in the result cache: what each further student of a class costs."""
+    cpu = []
+    # One session stays connected, as in a class: Streamlit drops its compiled page scripts when
+    # the last session leaves, and parsing them again would be counted for every join.
+    holder = await websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=120)
+    first = BackMsg()
+    first.rerun_script.query_string = ""
+    await holder.send(first.SerializeToString())
+    await until_finished(holder)
+    for _ in range(n):
+        async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=120,
+                                      additional_headers={"Cookie": f"tlens_token={secrets.token_urlsafe(32)}"}) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string = f"{link}&run=1"
+            c0 = cpu_s(pid)
+            await ws.send(msg.SerializeToString())
+            while not await until_finished(ws):
+                pass
+            await asyncio.sleep(0.3)
+            cpu.append(cpu_s(pid) - c0)
+    await holder.close()
+    return cpu
+
+
 async def reruns(url: str, pid: int, link: str, n: int) -> tuple[list[float], list[float]]:
     token = secrets.token_urlsafe(32)
     async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=120,
@@ -141,6 +168,7 @@ def measure(tree: Path, n: int, waiting: int) -> dict:
             cpu, wall = asyncio.run(reruns(url, proc.pid, link, n))
             out["cpu"] += cpu
             out["wall"] += wall
+            out["join"] = out.get("join", []) + asyncio.run(joins(url, proc.pid, link, max(3, n // 3)))
     q = subprocess.run([sys.executable, "-c", QUEUE, str(waiting)], cwd=tree, capture_output=True, text=True)
     out["queue"] = float(q.stdout) if q.returncode == 0 else float("nan")
     return out
@@ -164,13 +192,15 @@ def main() -> int:
         subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
     print(f"run_cost: one session's page rerun with a compiled kernel shown ({len(LINKS)} kernels x "
           f"{args.reruns} reruns; medians), {os.cpu_count()} cores")
-    print(f"{'':28} {'server CPU / run':>17} {'wall / run':>11} {'queue positions, ' + str(args.waiting) + ' waiting':>30}")
+    print(f"{'':28} {'server CPU / rerun':>19} {'wall / rerun':>13} {'CPU / new session':>18} "
+          f"{'queue positions, ' + str(args.waiting) + ' waiting':>30}")
     for name, r in rows:
-        print(f"{name:28} {1000 * statistics.median(r['cpu']):14.0f} ms {1000 * statistics.median(r['wall']):8.0f} ms "
-              f"{1000 * r['queue']:27.1f} ms")
+        print(f"{name:28} {1000 * statistics.median(r['cpu']):16.0f} ms {1000 * statistics.median(r['wall']):10.0f} ms "
+              f"{1000 * statistics.median(r['join']):15.0f} ms {1000 * r['queue']:27.1f} ms")
     b, a = rows[0][1], rows[1][1]
-    print(f"{'after / before':28} {statistics.median(a['cpu']) / statistics.median(b['cpu']):17.2f} "
-          f"{statistics.median(a['wall']) / statistics.median(b['wall']):11.2f} {a['queue'] / b['queue']:30.4f}")
+    print(f"{'after / before':28} {statistics.median(a['cpu']) / statistics.median(b['cpu']):19.2f} "
+          f"{statistics.median(a['wall']) / statistics.median(b['wall']):13.2f} "
+          f"{statistics.median(a['join']) / statistics.median(b['join']):18.2f} {a['queue'] / b['queue']:30.4f}")
     return 0
 
 
