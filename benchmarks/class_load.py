@@ -112,6 +112,42 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
+def rss_by_kind(pid: int) -> dict[str, list[float]]:
+    """RSS (MiB) of each process under `pid` (itself included), by kind: the Streamlit
+    servers, the compile workers, nginx, the rest."""
+    out: dict[str, list[float]] = {}
+    todo, children = [pid], {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                ppid = int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(p))
+            except (OSError, IndexError, ValueError):
+                pass
+    while todo:
+        q = todo.pop()
+        todo.extend(children.get(q, []))
+        try:
+            cmd = open(f"/proc/{q}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            kb = next(int(line.split()[1]) for line in open(f"/proc/{q}/status") if line.startswith("VmRSS:"))
+        except (OSError, StopIteration):
+            continue
+        kind = ("worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
+                else "nginx" if "nginx" in cmd else "other")
+        out.setdefault(kind, []).append(kb / 1024)
+    return out
+
+
+def describe_rss(by_kind: dict[str, list[float]]) -> str:
+    parts = []
+    for kind in ("server", "worker", "nginx", "other"):
+        xs = by_kind.get(kind)
+        if xs:
+            parts.append(f"{len(xs)} {kind}{'s' if len(xs) > 1 else ''} {sum(xs):.0f} MiB"
+                         + (f" (each: median {statistics.median(xs):.0f}, max {max(xs):.0f})" if len(xs) > 1 else ""))
+    return ", ".join(parts)
+
+
 def start_server(env: dict, replicas: int = 1) -> tuple[subprocess.Popen, str, Path]:
     """One Streamlit process, or `replicas` of them behind nginx (deploy/serve_class.py: the
     machine's TLENS_WORKERS split over them, one result cache and workspace folder)."""
@@ -386,12 +422,14 @@ def main() -> int:
             results = run(plan, url, root, args.timeout, args.client)
             wall = time.perf_counter() - t_class
             after = rss_mb(proc.pid)
+            by_kind = rss_by_kind(proc.pid)
             if spy is not None:
                 spy.send_signal(2)           # py-spy writes its file on SIGINT
                 spy.wait(60)
         if n:
             print()
         all_ok &= report(results, alone, wall, before, after, pool, args, log, label)
+        print(f"  resident after the class: {describe_rss(by_kind)}", flush=True)
         if spy is not None:
             from profile_top import read, tables
             print(f"\nprofile of the class server during the class (py-spy, 50 Hz, {args.profile}):")

@@ -5,10 +5,12 @@ For each tree (`--before REV`, checked out into a temporary git worktree, and th
 tree) a fresh one-process class server; one session opens a link that compiles a kernel, then
 reruns its page `--reruns` times (what a click on a widget, a followed line or a keystroke
 does). Per rerun: the server process's CPU time (its own, the compile workers excluded; from
-/proc) and the wall time from the rerun message to the script's end. Then the queue: the CPU
-time for `--waiting` waiting sessions to each work out their queue position once after a
-dispatch (what every waiting session does after every dispatch). And a new session joining: the server CPU of one more session opening a link
-whose result is already cached (what each further student of a class costs). Medians.
+/proc) and the wall time from the rerun message to the script's end. A new session joining:
+the server CPU of one more session opening a link whose result is already cached (what each
+further student of a class costs). Then the queue: the CPU time for `--waiting` waiting
+sessions to each work out their queue position once after a dispatch (what every waiting
+session does after every dispatch). Medians over the kernels of per-kernel means (/proc counts
+CPU in 10 ms ticks); medians of the wall times.
 
     .venv/bin/python benchmarks/run_cost.py --before 17a9fed [--reruns 15] [--waiting 300]
 """
@@ -114,17 +116,17 @@ async def joins(url: str, pid: int, link: str, n: int) -> list[float]:
     first.rerun_script.query_string = ""
     await holder.send(first.SerializeToString())
     await until_finished(holder)
+    c0 = cpu_s(pid)
     for _ in range(n):
         async with websockets.connect(url, subprotocols=["streamlit"], max_size=None, open_timeout=120,
                                       additional_headers={"Cookie": f"tlens_token={secrets.token_urlsafe(32)}"}) as ws:
             msg = BackMsg()
             msg.rerun_script.query_string = f"{link}&run=1"
-            c0 = cpu_s(pid)
             await ws.send(msg.SerializeToString())
             while not await until_finished(ws):
                 pass
             await asyncio.sleep(0.3)
-            cpu.append(cpu_s(pid) - c0)
+    cpu.append((cpu_s(pid) - c0) / n)                # the mean over n (10 ms ticks)
     await holder.close()
     return cpu
 
@@ -139,17 +141,18 @@ async def reruns(url: str, pid: int, link: str, n: int) -> tuple[list[float], li
         while not await until_finished(ws):           # the compile, then its panels
             pass
         await asyncio.sleep(1.0)
-        cpu, wall = [], []
+        wall, idle = [], 0.0
+        c0 = cpu_s(pid)
         for _ in range(n):
             rerun = BackMsg()
             rerun.rerun_script.query_string = link
-            c0, t0 = cpu_s(pid), time.perf_counter()
+            t0 = time.perf_counter()
             await ws.send(rerun.SerializeToString())
             await until_finished(ws)
             wall.append(time.perf_counter() - t0)
             await asyncio.sleep(0.3)                  # what the run left for the event loop (sends)
-            cpu.append(cpu_s(pid) - c0)
-        return cpu, wall
+        # /proc counts CPU in 10 ms ticks: the mean over the n runs, not one run at a time
+        return [(cpu_s(pid) - c0) / n], wall
 
 
 def measure(tree: Path, n: int, waiting: int) -> dict:
@@ -168,7 +171,7 @@ def measure(tree: Path, n: int, waiting: int) -> dict:
             cpu, wall = asyncio.run(reruns(url, proc.pid, link, n))
             out["cpu"] += cpu
             out["wall"] += wall
-            out["join"] = out.get("join", []) + asyncio.run(joins(url, proc.pid, link, max(3, n // 3)))
+            out["join"] = out.get("join", []) + asyncio.run(joins(url, proc.pid, link, n))
     q = subprocess.run([sys.executable, "-c", QUEUE, str(waiting)], cwd=tree, capture_output=True, text=True)
     out["queue"] = float(q.stdout) if q.returncode == 0 else float("nan")
     return out
@@ -195,8 +198,8 @@ def main() -> int:
     print(f"{'':28} {'server CPU / rerun':>19} {'wall / rerun':>13} {'CPU / new session':>18} "
           f"{'queue positions, ' + str(args.waiting) + ' waiting':>30}")
     for name, r in rows:
-        print(f"{name:28} {1000 * statistics.median(r['cpu']):16.0f} ms {1000 * statistics.median(r['wall']):10.0f} ms "
-              f"{1000 * statistics.median(r['join']):15.0f} ms {1000 * r['queue']:27.1f} ms")
+        print(f"{name:28} {1000 * statistics.median(r['cpu']):16.1f} ms {1000 * statistics.median(r['wall']):10.0f} ms "
+              f"{1000 * statistics.median(r['join']):15.1f} ms {1000 * r['queue']:27.1f} ms")
     b, a = rows[0][1], rows[1][1]
     print(f"{'after / before':28} {statistics.median(a['cpu']) / statistics.median(b['cpu']):19.2f} "
           f"{statistics.median(a['wall']) / statistics.median(b['wall']):13.2f} "
