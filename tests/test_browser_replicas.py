@@ -112,9 +112,9 @@ def done_count(page, ctx, url: str, route: str) -> int:
     """The compiles this process's pool has finished, from its Caches page."""
     ctx.add_cookies([{"name": "tlens_route", "value": route, "url": url}])
     page.goto(url + "/caches")
-    line = page.get_by_text("warm compile workers").first
-    line.wait_for(timeout=120_000)
-    text = line.inner_text()
+    line = page.get_by_text("warm compile workers").first          # in a folded expander
+    line.wait_for(state="attached", timeout=120_000)
+    text = line.text_content()
     return int(text.split(" done")[0].rsplit("·", 1)[1].strip())
 
 
