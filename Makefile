@@ -36,13 +36,15 @@ run: setup
 # A server for a class, for an authenticating reverse proxy on this machine to publish (README,
 # "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
 # REPLICAS=N (N > 1): N Streamlit processes behind nginx on $(PORT), sticky sessions, the
-# machine's compile workers split between them (deploy/serve_class.py, deploy/nginx.conf.template).
+# machine's compile workers split between them (deploy/serve_class.py, deploy/nginx.conf.template);
+# ADDRESS: where nginx listens (a second box: its address on the network the front proxy sees).
 REPLICAS ?= 1
+ADDRESS ?= 127.0.0.1
 serve-class: setup
 ifeq ($(REPLICAS),1)
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 else
-	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT)
+	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT) --address $(ADDRESS)
 endif
 
 test: setup

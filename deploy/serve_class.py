@@ -6,7 +6,8 @@ machine, split across them: 16 and 4 replicas = 4 each), all on the same workspa
 result cache and Triton cache (the environment's TLENS_* folders, shared on this disk). Then
 nginx with deploy/nginx.conf.template (sticky sessions by a cookie, websockets forwarded) on
 `--address:--port`, and opens one page on each process so that its workers start importing
-torch and Triton before the students arrive. Runs until interrupted; stops every process it
+torch and Triton before the students arrive (and compiles one kernel that the class does not
+ask for, so that each process has imported what drawing a result needs). Runs until interrupted; stops every process it
 started. Logs and nginx's files: `--state-dir` (replica-N.log, error.log, nginx.conf).
 
     .venv/bin/python deploy/serve_class.py --replicas 4 [--port 8501] [--address 127.0.0.1]
@@ -23,6 +24,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -34,6 +36,10 @@ from inspectors.base.settings import default_workers  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 WARM_TOKEN = "tlens-warm-up-page-of-the-class-server-0000"      # 43 characters: one folder for every start
+# The warm-up page compiles and shows a kernel: the process imports what drawing results needs
+# (a fifth of a class's first minute otherwise), and the shared result cache makes it one
+# compile for all the processes.
+WARM_QUERY = "kernel=vector_add&target=cuda%3A90&num_warps=1&run=1"
 
 
 def split_workers(total: int, replicas: int) -> list[int]:
@@ -74,13 +80,14 @@ def wait_healthy(url: str, what: str, procs: list[subprocess.Popen], seconds: fl
     raise SystemExit(f"{what} did not answer {url}/_stcore/health in {seconds:.0f} s")
 
 
-def open_page(port: int, timeout: float = 120) -> None:
-    """One script run of the page on this process: its compile workers start (app/main.py)."""
+def open_page(port: int, timeout: float = 180) -> None:
+    """One script run of the page on this process: its compile workers start (app/main.py)
+    and it draws a compiled kernel once."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
     from websockets.sync.client import connect
     msg = BackMsg()
-    msg.rerun_script.query_string = ""
+    msg.rerun_script.query_string = WARM_QUERY
     with connect(f"ws://127.0.0.1:{port}/_stcore/stream", subprotocols=["streamlit"], open_timeout=timeout,
                  additional_headers={"Cookie": f"tlens_token={WARM_TOKEN}"}, max_size=None) as ws:
         ws.send(msg.SerializeToString())
@@ -142,8 +149,11 @@ def main(argv: list[str] | None = None) -> int:
         procs.append(subprocess.Popen([nginx, "-p", str(state), "-c", str(conf), "-e", str(state / "error.log"),
                                        "-g", "daemon off;"], cwd=state))
         wait_healthy(f"http://127.0.0.1:{args.port}", f"nginx (log: {state}/error.log)", procs)
-        for port in ports:
-            open_page(port)
+        warmers = [threading.Thread(target=open_page, args=(port,)) for port in ports]
+        for t in warmers:
+            t.start()
+        for t in warmers:
+            t.join()
         print(f"Triton Lens class server: http://{args.address}:{args.port} -> {args.replicas} processes on "
               f"127.0.0.1:{','.join(map(str, ports))}, compile workers {'+'.join(map(str, shares))}; "
               f"logs in {state}", flush=True)
