@@ -52,6 +52,7 @@ def class_server(root: Path, replicas: int = 2):
     finally:
         os.killpg(proc.pid, 9)
         proc.wait()
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def replica_of(url: str, route: str) -> str:
@@ -86,6 +87,7 @@ def served():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         yield url, routes_to_each(url), browser, root
         browser.close()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_a_file_saved_through_one_process_opens_through_the_other(served):
