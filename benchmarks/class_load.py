@@ -135,7 +135,8 @@ def rss_by_kind(pid: int) -> dict[str, list[float]]:
             kb, peak = int(status["VmRSS"]), int(status["VmHWM"])
         except (OSError, KeyError, IndexError, ValueError):
             continue
-        kind = ("worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
+        kind = ("other" if cmd.split(" ", 1)[0].endswith("bwrap")          # the sandbox around a worker
+                else "worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
                 else "nginx" if "nginx" in cmd else "other")
         out.setdefault(kind, []).append(kb / 1024)
         out.setdefault(f"{kind} peak", []).append(peak / 1024)
