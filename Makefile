@@ -17,7 +17,7 @@ OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
 PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test test-oldest setup setup-oldest bench clean serve-class editor-bundle
+.PHONY: run test test-oldest setup setup-oldest setup-versions bench clean serve-class editor-bundle
 
 $(VENV)/.installed: requirements.txt Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,7 @@ run: setup
 REPLICAS ?= 1
 ADDRESS ?= 127.0.0.1
 serve-class: setup
+	TLENS_CLASS=1 $(PY) -m inspectors.base.sandbox --server
 ifeq ($(REPLICAS),1)
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 else
@@ -64,6 +65,25 @@ test-oldest: setup-oldest
 	$(PY_OLDEST) -c "import triton; assert triton.__version__ == '$(subst triton==,,$(OLDEST_TRITON))', triton.__version__"
 	$(PY_OLDEST) -m pytest -q -k "not browser"
 
+# Extra Triton versions for the version picker and `diff --triton A --triton B` (README, "Several
+# Triton versions"): each is only that version's triton wheel, unpacked with `pip install --target`
+# into $(VERSIONS_DIR)/<version>; its compile worker runs the main .venv's Python (torch, numpy,
+# everything else shared) with that folder first on PYTHONPATH. The main .venv's own Triton needs
+# no folder. e.g. make setup-versions TRITON_VERSIONS="3.6.0 3.9.0"
+TRITON_VERSIONS ?= 3.6.0
+VERSIONS_DIR    ?= .triton-versions
+setup-versions: setup
+	@for v in $(TRITON_VERSIONS); do \
+	  if [ "$$v" = "$$($(PY) -c 'import importlib.metadata as m; print(m.version("triton"))')" ]; then \
+	    echo "triton $$v: the main $(VENV) has it, no folder needed"; continue; fi; \
+	  if [ -f $(VERSIONS_DIR)/$$v/.installed ]; then echo "triton $$v: $(VERSIONS_DIR)/$$v"; continue; fi; \
+	  rm -rf $(VERSIONS_DIR)/$$v.tmp && \
+	  $(PY) -m pip install -q --no-deps --no-compile --target $(VERSIONS_DIR)/$$v.tmp "triton==$$v" && \
+	  PYTHONPATH=$(VERSIONS_DIR)/$$v.tmp $(PY) -c "import triton, sys; assert triton.__version__ == '$$v', triton.__version__" && \
+	  rm -rf $(VERSIONS_DIR)/$$v && mv $(VERSIONS_DIR)/$$v.tmp $(VERSIONS_DIR)/$$v && touch $(VERSIONS_DIR)/$$v/.installed && \
+	  echo "triton $$v: $(VERSIONS_DIR)/$$v ($$(du -sh $(VERSIONS_DIR)/$$v | cut -f1))" || exit 1; \
+	done
+
 # Rebuild the kernel editor's bundle (CodeMirror 6) from its source; needs Node 18+ and npm. The
 # built file is committed, so `make run` and `make test` need no Node.
 EDITOR_DIR = app/components/code_editor/frontend
@@ -74,4 +94,4 @@ bench: setup
 	$(PY) benchmarks/compile_overhead.py
 
 clean:
-	rm -rf $(VENV) $(VENV_OLDEST) .pytest_cache artifacts
+	rm -rf $(VENV) $(VENV_OLDEST) $(VERSIONS_DIR) .pytest_cache artifacts

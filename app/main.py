@@ -13,6 +13,7 @@ from app import panels, present, services  # noqa: E402
 st.set_page_config(page_title="Triton Lens", layout="wide")
 present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens
 panels.inject_css()
+services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
 services.engine()          # start the warm compile worker with the first page load
 
 PAGES = [

@@ -38,7 +38,7 @@ def parse_overrides(text: str) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _panel_payload(stage_name: str, text: str, filename: str, py_key: str) -> bytes:
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None) -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text.
     Room for a class's kernels: 300 students on 80 kernel/target/warps choices open ~240
     panels, and with 48 entries they were tokenized again and again (the busiest app code
@@ -47,15 +47,16 @@ def _panel_payload(stage_name: str, text: str, filename: str, py_key: str) -> by
     for pair in filter(None, py_key.split(",")):
         n, p = pair.split(":")
         py_lines[int(n)] = int(p)
-    return payload.encode(payload.build(stage_name, text, filename, py_lines))
+    return payload.encode(payload.build(stage_name, text, filename, py_lines, label))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
-                       on_follow: Callable[[int], None] | None = None) -> None:
+                       on_follow: Callable[[int], None] | None = None, triton_version: str = "") -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
     highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
     lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
-    failed shows its error instead."""
+    failed shows its error instead. `triton_version`: named in the title ("PTX · Triton 3.6.0")
+    when the server has more than one."""
     try:
         text = services.stage_text(kernel, stage.name)
     except (KeyError, SassError) as e:
@@ -67,12 +68,13 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
         render_failed_stage(stage, error, kernel)
         return
     py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key)
+    label = f"{stage.label} · Triton {triton_version}" if triton_version else None
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
 def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
-                  selected_py: int | None) -> None:
+                  selected_py: int | None, triton_version: str = "") -> None:
     """The chosen stages side by side. A click on a line follows its Python line in every
     panel at once (in the browser) and then sets the `follow_key` selectbox."""
     def follow(py: int) -> None:
@@ -84,7 +86,7 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
         with column:
             py_lines = ({n: n for n in mapped} if name == "source"
                         else dict(smap.stages[name].to_python) if name in smap.stages else {})
-            render_stage_panel(stages.get(name), kernel, py_lines, follow)
+            render_stage_panel(stages.get(name), kernel, py_lines, follow, triton_version)
 
 
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:

@@ -15,9 +15,11 @@ from typing import Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
+from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
-from inspectors.compile.engine import Engine
+from inspectors.compile.engine import Engine, Engines
 from inspectors.explain.insight import analyze, summarize_stage
 from inspectors.read import sass, sourcemap
 from inspectors.read.sourcemap import SourceMap
@@ -41,9 +43,37 @@ def finish_once(pending_key: str, request: CompileRequest, store: Callable[[], N
 
 
 @st.cache_resource(show_spinner=False)
+def engines() -> Engines:
+    """One engine per configured Triton version (inspectors.base.versions); an extra version's
+    workers start when it is first asked for."""
+    return Engines(settings_mod.load())
+
+
 def engine() -> Engine:
-    """Started with the server: the workers import torch and triton while the page loads."""
-    return Engine(settings_mod.load())
+    """The server's own Triton: started with the server, the workers import torch and triton
+    while the page loads."""
+    return engines().get("")
+
+
+def triton_versions() -> list[str]:
+    """The Triton versions this server can compile with, oldest first."""
+    return engines().versions()
+
+
+def refuse_unsafe_server() -> None:
+    """A class server whose students' code could not be sandboxed shows why, and serves nothing."""
+    problem = _server_problem()
+    if problem:
+        st.error(f"**Triton Lens will not run users' code on this server.** {problem}", icon=":material/gpp_bad:")
+        st.stop()
+    if settings_mod.load().class_mode and not settings_mod.load().sandbox:
+        st.warning("UNSANDBOXED CLASS SERVER (TLENS_UNSANDBOXED_CLASS=1): every student's code runs with this "
+                   "server's rights.", icon=":material/warning:")
+
+
+@st.cache_resource(show_spinner=False)
+def _server_problem() -> str | None:
+    return sandbox.server_problem(settings_mod.load())
 
 
 @st.cache_resource(show_spinner=False)
@@ -116,13 +146,17 @@ def _share(value: dict) -> bool:
 
 
 def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
-    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{engine().triton_version}/{_FORMAT}")
+    try:
+        pool = engines().get(request.triton_version)
+    except KeyError as e:
+        return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
+    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{pool.triton_version}/{_FORMAT}")
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
     try:
         value, _hit = results().get_or_compute(
-            key, lambda: engine().compile(request, timeout=timeout, session=session_key(),
-                                          on_wait=reporter).to_json(), _keep, _share)
+            key, lambda: pool.compile(request, timeout=timeout, session=session_key(),
+                                        on_wait=reporter).to_json(), _keep, _share)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = time.perf_counter() - t0

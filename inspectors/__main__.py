@@ -9,6 +9,7 @@
                                     [--num-stages N] [--a-num-stages N] [--b-num-stages N]
                                     [--constexpr N=V] [--a-constexpr N=V] [--b-constexpr N=V]
                                     [--launch N] [--show STAGE] [--keep-noise] [--json]
+                                    [--triton VERSION [--triton VERSION]]
 
 `--json` prints one object, `{"kernels": [{"name", "target", "options", "stages": {...},
 ...}]}`; on failure it exits 1 and prints `{"error": {"kind", "message", "file", "line",
@@ -23,12 +24,20 @@ options; plain `--target`, `--num-warps`, ... apply to both) and compares launch
 with launch i of B. `--json` prints `{"a": {...}, "b": {...}, "launches": [{"launch",
 "a", "b", "headline", "delta": [{"group", "metric", "a", "b", "changed", "change"}],
 "stages": {"ptx": {"changed", "added", "removed", "identical", "ignore_noise"}, ...}}]}`.
+
+`--triton A --triton B` compiles the file with two configured Triton versions (README, "Several
+Triton versions"; one `--triton` or `--a-triton`/`--b-triton` set one side): each launch also
+gets `notes` (what only the version change explains: ptxas flags, layout copies of small
+tensors, a stage one version could not make) and a `headline` naming the versions. A launch
+one version compiled only in part is compared on the stages both made.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
+import threading
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
@@ -36,7 +45,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import settings as settings_mod
-from inspectors.compile.engine import Engine
+from inspectors.compile.engine import Engine, Engines
 from inspectors.explain.diff import diff_kernels
 from inspectors.explain.insight import analyze
 from inspectors.store.export import all_stages
@@ -72,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--num-stages", type=int)
     c.add_argument("--constexpr", action="append", default=[], type=_parse_constexpr, metavar="NAME=VALUE")
     c.add_argument("--signature", help="compile without example(), e.g. '*fp32:16, *fp32:16, i32, 1024'")
+    c.add_argument("--triton", metavar="VERSION", help="a configured Triton version (default: the server's own)")
     c.add_argument("--timeout", type=float, help="seconds (default 60, TLENS_COMPILE_TIMEOUT)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--stage", default="ptx", help="stage to print without --json (default ptx)")
@@ -88,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
         d.add_argument(f"--{side}num-stages", type=int, help=f"num_stages of {who}")
         d.add_argument(f"--{side}constexpr", action="append", default=[], type=_parse_constexpr,
                        metavar="NAME=VALUE", help=f"constexpr override of {who}")
+    d.add_argument("--triton", action="append", default=[], metavar="VERSION",
+                   help="Triton version: once for both sides, twice for A then B")
+    d.add_argument("--a-triton", metavar="VERSION", help="Triton version of A")
+    d.add_argument("--b-triton", metavar="VERSION", help="Triton version of B")
     d.add_argument("--launch", type=int, help="only launch N of example() (1-based)")
     d.add_argument("--show", metavar="STAGE", help="also print the changed lines of this stage")
     d.add_argument("--keep-noise", action="store_true",
@@ -132,8 +146,8 @@ def cmd_compile(args) -> int:
     request = CompileRequest(source=source, filename=args.file.name, target=target, kernel=args.kernel,
                              num_warps=args.num_warps, num_stages=args.num_stages,
                              constexprs=dict(args.constexpr), signature=args.signature,
-                             max_output_bytes=settings.max_output_bytes)
-    engine = Engine(settings)
+                             max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "")
+    engine = Engines(settings, workers=1) if args.triton else Engine(settings)
     try:
         result = engine.compile(request, timeout=args.timeout)
     finally:
@@ -176,6 +190,11 @@ def _print_text(result: CompileResult, stage: str) -> None:
 def cmd_diff(args) -> int:
 
     settings = settings_mod.load()
+    if len(args.triton) > 2:
+        return _fail(CompileError("usage", f"--triton given {len(args.triton)} times: at most twice (A, then B)"),
+                     args.json)
+    triton = {"a": args.a_triton or (args.triton[0] if args.triton else ""),
+              "b": args.b_triton or (args.triton[-1] if args.triton else "")}
     sides = {}
     for side in ("a", "b"):
         path = args.a if side == "a" or args.b is None else args.b
@@ -196,7 +215,9 @@ def cmd_diff(args) -> int:
             source=source, filename=path.name, target=target, kernel=args.kernel,
             num_warps=pick("num_warps"), num_stages=pick("num_stages"),
             constexprs={**dict(args.constexpr), **dict(getattr(args, f"{side}_constexpr"))},
-            signature=args.signature, max_output_bytes=settings.max_output_bytes))
+            signature=args.signature, max_output_bytes=settings.max_output_bytes, triton_version=triton[side]))
+    if triton["a"] or triton["b"]:
+        return _diff_versions(args, settings, sides)
     engine = Engine(settings)
     try:
         results = {side: engine.compile(req, timeout=args.timeout) for side, (_, req) in sides.items()}
@@ -222,6 +243,57 @@ def cmd_diff(args) -> int:
         print(json.dumps(_diff_json(sides, results, diffs)))
     else:
         _print_diff(sides, results, diffs, args.show)
+    return 0
+
+
+def _diff_versions(args, settings, sides) -> int:
+    """diff with `--triton`: each side compiled by its Triton version (both at once)."""
+    from inspectors.compile.versions import compare_results
+    engines = Engines(settings, workers=1)
+    (pa, ra), (pb, rb) = sides["a"], sides["b"]
+    va, vb = ra.triton_version or engines.own, rb.triton_version or engines.own
+    try:
+        results = {}
+
+        def one(side, req):
+            results[side] = engines.compile(req, timeout=args.timeout)
+        threads = [threading.Thread(target=one, args=(side, req)) for side, (_, req) in sides.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        engines.close()
+    for side, result in results.items():
+        if result.error and not result.partial:
+            error = result.error
+            version = (va, vb)[side == "b"]
+            message = error.message if version in error.message else f"Triton {version}: {error.message}"
+            return _fail(dataclasses.replace(error, message=message), args.json)
+    n = min(len(results["a"].kernels), len(results["b"].kernels))
+    launches = None
+    if args.launch is not None:
+        if not 1 <= args.launch <= n:
+            return _fail(CompileError("usage", f"--launch {args.launch}: A and B have {n} launch(es) in common"),
+                         args.json)
+        launches = [args.launch - 1]
+    cmp = compare_results(va, vb, results["a"], results["b"], pa.name, ignore_noise=not args.keep_noise,
+                          launches=launches)
+    if args.json:
+        data = cmp.to_json()
+        data.update({"a": {**_side_json(pa, ra), "triton": va}, "b": {**_side_json(pb, rb), "triton": vb}})
+        print(json.dumps(data))
+        return 0
+    print(f"A: {pa} · Triton {va}\nB: {pb} · Triton {vb}")
+    for lc in cmp.launches:
+        print(f"\n== launch {lc.launch + 1}: {lc.diff.a.label or lc.diff.a.name}")
+        print(lc.headline)
+        for r in lc.diff.delta.changed_rows():
+            print(f"  {r.group + ' ' + r.metric:40} {_cell(r.a):>12} {_cell(r.b):>12}  {r.change}")
+        for name, sd in lc.diff.stages.items():
+            print(f"    {name:7} {sd.summary()}")
+        if args.show and args.show in lc.diff.stages:
+            _print_rows(lc.diff.stages[args.show])
     return 0
 
 

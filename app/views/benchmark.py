@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import bench_view
+from app import bench_view, services
+from inspectors.bench import versions as bench_versions
 from inspectors.bench import worker as bench_worker
 from inspectors.bench.model import BenchRequest, BenchResult
 import kernels
@@ -83,6 +84,33 @@ if run_clicked:
     bar.empty()
     st.session_state["bench-result"] = result.to_json()
     st.session_state["bench-result-size"] = size
+
+# ---- two Triton versions (README, "Several Triton versions") ---------------------------------------
+_versions = services.triton_versions()
+if len(_versions) > 1:
+    with st.expander("Time it under two Triton versions"):
+        c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+        va = c1.selectbox("A", _versions, index=0, key="bench-va")
+        vb = c2.selectbox("B", _versions, index=len(_versions) - 1, key="bench-vb")
+        rounds = c3.number_input("rounds", 1, 5, 2, key="bench-vrounds",
+                                 help="each round runs A and B once, each in its own worker; order A B, B A, ...")
+        if st.button("Compare the versions", key="bench-versions", disabled=va == vb):
+            envs = services.engines().envs
+            request = BenchRequest(slug=slug, source=source, size=size, sweep=sweep, device=device)
+            vbar = st.progress(0.0, text="Starting the benchmark workers…")
+            vres = bench_versions.run_versions(
+                request, [envs[va], envs[vb]], rounds=int(rounds),
+                on_progress=lambda p: vbar.progress(min(max(p.fraction, 0.0), 1.0), text=p.message))
+            vbar.empty()
+            st.session_state["bench-versions-result"] = vres
+        vres = st.session_state.get("bench-versions-result")
+        if vres is not None:
+            st.markdown(f"**Triton {vres.versions[0]} vs {vres.versions[1]}:** {vres.describe()}")
+            if vres.ratios:
+                st.dataframe([{"size": s, f"{vres.versions[0]} ms": round(a, 4), f"{vres.versions[1]} ms": round(b, 4),
+                               "B / A": round(r, 3)} for s, a, b, r in vres.ratios], hide_index=True)
+            st.caption("Runs, in order: " + ", ".join(
+                f"{v} ({r.mode}{', ' + r.error.kind if r.error else ''})" for v, r in zip(vres.order, vres.runs)))
 
 # ---- result --------------------------------------------------------------------------------------
 stored = st.session_state.get("bench-result")

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -68,8 +67,7 @@ def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
     out.mkdir(parents=True, exist_ok=True)
     (out / "fn.py").write_text(source, encoding="utf-8")
     try:
-        proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(out / "fn.py"), "--out", str(out)],
-                              cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+        proc = inductor.run_file(out / "fn.py", out, timeout)
     except subprocess.TimeoutExpired:
         return inductor.InductorRun(function="fn.py", error={"kind": "timeout", "message":
                                     f"torch.compile took longer than {timeout:g} s and was stopped", "detail": ""})

@@ -1,17 +1,23 @@
 """The Compare page: two compiles side by side. Either any two from the history (the
 explorer's "Compare with previous" lands here with the last two picked), or one kernel
-compiled with two option sets (BLOCK 512 vs 1024, num_warps 4 vs 8, sm_80 vs sm_90).
+compiled with two option sets (BLOCK 512 vs 1024, num_warps 4 vs 8, sm_80 vs sm_90), or, when the
+server has extra Triton versions set up, by two Triton versions (3.6.0 vs 3.9.0: what only the
+version change explains is said under the headline; a version that cannot make a stage says so
+while the other's stages are compared).
 
 Top to bottom: what to compare, the launch, the delta table (its headline first:
 "loads v1 → v4, registers 26 → 18"), then one stage's diff with noise ignored or not.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import streamlit as st
 
 from app import diffview, panels, services, session
 from inspectors.read.sass import SassError
 from inspectors.explain import diff
+from inspectors.explain.versions import version_headline, version_notes
 from inspectors.store import history
 from inspectors.base import stages
 from inspectors.base import targets
@@ -102,6 +108,11 @@ def _option_set(side: str, column) -> None:
     with column:
         st.markdown(f"**{side.upper()}**")
         st.selectbox("Target GPU", target_keys, key=f"opt-{side}-target", format_func=lambda k: targets.parse(k).label)
+        versions = services.triton_versions()
+        if len(versions) > 1:
+            if st.session_state.get(f"opt-{side}-triton") not in versions:   # oldest → newest at first
+                st.session_state[f"opt-{side}-triton"] = versions[0] if side == "a" else versions[-1]
+            st.selectbox("Triton version", versions, key=f"opt-{side}-triton")
         st.selectbox("num_warps", WARPS, key=f"opt-{side}-warps",
                      format_func=lambda v: "as the launcher says" if v is None else str(v))
         st.selectbox("num_stages", STAGE_COUNTS, key=f"opt-{side}-stages",
@@ -133,10 +144,15 @@ def _from_options():
             request = CompileRequest(source=text, filename=filename, target=st.session_state[f"opt-{side}-target"],
                                      num_warps=st.session_state[f"opt-{side}-warps"],
                                      num_stages=st.session_state[f"opt-{side}-stages"],
-                                     constexprs=constexprs, sass=False)
-            with st.spinner(f"Compiling {side.upper()}…"):
+                                     constexprs=constexprs, sass=False,
+                                     triton_version=st.session_state.get(f"opt-{side}-triton", "")
+                                     if len(services.triton_versions()) > 1 else "")
+            with st.spinner(f"Compiling {side.upper()}" + (f" with Triton {request.triton_version}…"
+                                                           if request.triton_version else "…")):
                 result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
-            if not result.ok:
+            if result.error and result.partial and request.triton_version:
+                st.warning(f"{side.upper()} (Triton {result.triton_version}): {result.error.headline()}")
+            elif not result.ok:
                 st.error(f"{side.upper()}: {result.error.headline()}")
                 return None
             pair.append(history.new_record(filename, request, result, {}))
@@ -171,9 +187,20 @@ def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
     with_sass = ["sass"] if ka.cubin and kb.cubin else []
     ia = services.insight(ka, list(ka.stages) + with_sass, rec_a.request.filename)
     ib = services.insight(kb, list(kb.stages) + with_sass, rec_b.request.filename)
-    table = diff.delta_table(diff.figures(ka, ia), diff.figures(kb, ib))
-
-    st.subheader(table.headline)
+    fa, fb = diff.figures(ka, ia), diff.figures(kb, ib)
+    for f, k, name in ((fa, ka, "fa"), (fb, kb, "fb")):
+        if k.error is not None and not k.cubin and k.target.startswith("cuda"):   # not assembled: unknown, not 0
+            f = dataclasses.replace(f, shared_bytes=None, occupancy=None)
+            fa, fb = (f, fb) if name == "fa" else (fa, f)
+    table = diff.delta_table(fa, fb)
+    va, vb = rec_a.result.triton_version, rec_b.result.triton_version
+    if va and vb and va != vb:
+        notes = version_notes(va, vb, ka, kb)
+        st.subheader(version_headline(va, vb, table, ()))
+        for note in notes:
+            st.markdown(f"- {note}")
+    else:
+        st.subheader(table.headline)
     only = st.toggle("Only what changed", value=True, key="cmp-only-changed")
     rows = [r for r in table.rows if r.changed or not only or r.group == "launch" and r.metric == "kernel"]
     st.dataframe([{"": "●" if r.changed else "", "group": r.group, "metric": r.metric,

@@ -185,7 +185,7 @@ def _undo():
 # ---- widget values survive a visit to another page ------------------------------------------
 # Streamlit drops the state of widgets that are not on the page shown; the explorer keeps a
 # copy (written at the end of every run) and puts it back before its widgets exist.
-KEPT = ("picker", "source", "target", "num_warps", "num_stages", "constexprs", "signature", "timeout",
+KEPT = ("picker", "source", "target", "triton", "num_warps", "num_stages", "constexprs", "signature", "timeout",
         "launch", "follow")
 for _key, _value in st.session_state.get("_kept", {}).items():
     if _key not in st.session_state:
@@ -230,7 +230,17 @@ with st.sidebar:
     if "target" not in st.session_state:
         st.session_state["target"] = (settings.default_target if settings.default_target in target_keys
                                       else target_keys[0])
-    st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
+    versions = services.triton_versions()
+    if len(versions) > 1:      # extra versions set up (README, "Several Triton versions"): side by side,
+        t_col, v_col = st.columns([3, 2], gap="small")    # so that Compile stays on the first screen
+        t_col.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
+        if st.session_state.get("triton") not in versions:
+            st.session_state["triton"] = engine.triton_version or versions[-1]
+        v_col.selectbox("Triton", versions, key="triton",
+                        help=f"Which Triton version compiles the kernel, each in its own compile worker; "
+                             f"{engine.triton_version} is this server's own.")
+    else:
+        st.selectbox("Target GPU", target_keys, key="target", format_func=lambda k: targets.parse(k).label)
     # side by side and the rare options folded: Compile stays on the first screen at 1280×720
     w_col, s_col = st.columns(2, gap="small")
     w_col.selectbox("num_warps", WARPS, key="num_warps", help="default: as the launcher says",
@@ -314,6 +324,7 @@ def _request() -> CompileRequest | None:
         signature=st.session_state["signature"].strip() or None,
         max_output_bytes=settings.max_output_bytes,
         sass=False,          # disassembled when a SASS panel is opened (~0.35 s per kernel)
+        triton_version=st.session_state.get("triton", "") if len(services.triton_versions()) > 1 else "",
     )
 
 
@@ -430,7 +441,8 @@ else:
         "Follow a Python line (or click a line)", [None] + mapped, key="follow",
         format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}",
         label_visibility="collapsed" if present_bar else "visible")
-    panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py)
+    panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py,
+                         result.triton_version if len(services.triton_versions()) > 1 else "")
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines)

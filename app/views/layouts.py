@@ -86,7 +86,7 @@ if drawable:
     b.selectbox("Tensor shape", shape_labels, key="lay_shape")
     shape = use.shapes[shape_labels.index(st.session_state["lay_shape"])]
     try:
-        own = layout_view.ownership(use.layout, shape)
+        own = layout_view.ownership(use.layout, shape, result.triton_version or None)   # as that version lays it out
     except ValueError as e:
         st.info(str(e))
         own = None
@@ -136,7 +136,7 @@ for n, use in enumerate(found.uses):
         shape = use.shapes[0]
         if use.drawable:
             elem_bits = layouts.ELEMENT_BITS.get(layouts.TensorType(shape, use.elements[0], None).pointee, 32)
-            st.markdown("\n".join(f"- {s}" for s in layout_view.words(use.layout, shape, elem_bits)))
+            st.markdown("\n".join(f"- {s}" for s in layout_view.words(use.layout, shape, elem_bits, result.triton_version or None)))
         else:
             st.markdown(f"- {use.layout.describe()}")
 

@@ -140,6 +140,7 @@ class CompileRequest:
     max_output_bytes: int = 65536
     sass: bool = True                  # disassemble in the worker (the app asks lazily instead)
     pass_dump: bool = False            # also return the IR after every MLIR/LLVM pass (KernelResult.passes)
+    triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.versions)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -14,6 +14,12 @@
 | TLENS_SESSION_JOBS         | 2                               | compiles one session may have queued/running |
 | TLENS_USER_HEADER          | (unset)                         | header naming the user (set by an auth proxy): one workspace each |
 | TLENS_CLASS                | 0                               | 1: one workspace per browser even without the header |
+| TLENS_SANDBOX              | 1 with TLENS_CLASS, else 0      | 1: every process that runs a user's file runs in bubblewrap |
+| TLENS_UNSANDBOXED_CLASS    | 0                               | 1: a class server may run students' code unsandboxed (a trusted room only) |
+| TLENS_SCRATCH_MB           | 1024                            | disk a sandboxed job may fill in its scratch folder |
+| TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.versions) |
+| TLENS_TRITON_VERSIONS_DIR  | .triton-versions (in the repo)  | a folder of extra versions, one `pip --target` folder each |
+| TLENS_VERSION_WORKERS      | 1                               | warm workers of each extra Triton version |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -45,6 +51,13 @@ class Settings:
     user_header: str = ""
     per_user_workspaces: bool = False
     straggler_s: float = 3.0         # a compile running longer may be a hang: a spare starts beside it
+    sandbox: bool = False            # user code runs in bubblewrap (inspectors/compile/sandbox.py)
+    unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
+    scratch_mb: int = 1024
+
+    @property
+    def class_mode(self) -> bool:
+        return self.per_user_workspaces
 
 
 def default_workers() -> int:
@@ -76,4 +89,7 @@ def load() -> Settings:
         user_header=env("TLENS_USER_HEADER", ""),
         per_user_workspaces=env("TLENS_CLASS", "0") == "1" or bool(env("TLENS_USER_HEADER")),
         straggler_s=float(env("TLENS_STRAGGLER_S", "3")),
+        sandbox=env("TLENS_SANDBOX", "1" if (env("TLENS_CLASS", "0") == "1" or env("TLENS_USER_HEADER")) else "0") == "1",
+        unsandboxed_class=env("TLENS_UNSANDBOXED_CLASS", "0") == "1",
+        scratch_mb=int(env("TLENS_SCRATCH_MB", "1024")),
     )

@@ -185,7 +185,12 @@ def providers_for(spec: KernelBench, wanted: tuple[str, ...] | None) -> list[tup
 
 
 def run(request: BenchRequest, emit: Emit, scratch: Path) -> BenchResult:
-    """The worker's whole job. Never raises: errors come back as values."""
+    """The worker's whole job. Never raises: errors come back as values. The result names the
+    Triton version that ran it."""
+    return replace(_run(request, emit, scratch), triton_version=triton.__version__)
+
+
+def _run(request: BenchRequest, emit: Emit, scratch: Path) -> BenchResult:
     started = time.perf_counter()
     filename = f"{request.slug}.py"
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shutil
 import signal
 import subprocess
 import sys
@@ -33,10 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from inspectors.base import sandbox
 from inspectors.bench import model as bench
 from inspectors.bench.model import BenchError, BenchRequest, BenchResult, Row
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
+MAX_LINE = 64 << 20      # one protocol line from a worker, at most
 
 
 # -- the caller's side -----------------------------------------------------------------------------
@@ -47,7 +50,7 @@ class Progress:
     message: str
 
 
-def _env() -> dict:
+def _env(triton_path: str = "") -> dict:
     from inspectors.base import settings as settings_mod
     env = dict(os.environ)
     settings = settings_mod.load()
@@ -57,37 +60,94 @@ def _env() -> dict:
     env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
     env.pop("TRITON_INTERPRET", None)                 # the worker decides: only where there is no GPU
     env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (triton_path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     return env
 
 
+def _command(args: list[str], scratch: str, triton=None) -> tuple[list[str], dict | None, object]:
+    """(argv, env, preexec_fn) of a benchmark worker (of `triton`, a TritonEnv: None for the
+    server's own): in a sandbox of its own on a server that sandboxes users' code (the GPU's
+    device files passed in), else a plain subprocess."""
+    python = (triton.python if triton is not None else "") or sys.executable
+    path = triton.path if triton is not None else ""
+    argv = [python, "-m", "inspectors.bench.worker", *args]
+    env = _env(path)
+    if not sandbox.enabled():
+        return argv, env, None
+    keep = ("TRITON_DEFAULT_FP_FUSION", "TLENS_WORKER_MEMORY_MB", "PYTHONUNBUFFERED", "TLENS_BENCH_ROUNDS",
+            "TLENS_BENCH_TIMEOUT")
+    folder = Path(scratch)
+    jail_env = {k: env[k] for k in keep if k in env}
+    jail_env["TRITON_CACHE_DIR"] = str(folder / "triton")
+    # Its own bench folder: the GPU's lock is the server's (run_benchmark), the ceilings measured
+    # outside are copied in, and nothing it writes there is read back.
+    private = folder / "bench"
+    private.mkdir(parents=True, exist_ok=True)
+    for f in bench.bench_dir().glob("ceilings-*.json"):
+        if f.is_file() and not f.is_symlink():
+            shutil.copyfile(f, private / f.name)
+    jail_env["TLENS_BENCH_DIR"] = str(private)
+    limits = sandbox.Limits(memory_mb=int(env.get("TLENS_WORKER_MEMORY_MB", "8192")) or 8192, cpu_s=1800)
+    gpu = bool(sandbox.gpu_devices())
+    if path:                 # an extra Triton version's folder, first on the path
+        jail_env["PYTHONPATH"] = os.pathsep.join((path, str(_REPO_ROOT)))
+    jail = sandbox.Jail(writable=(folder,), readable=(Path(path),) if path else (), env=jail_env, gpu=gpu,
+                        limits=limits, python=python)
+    cgroup = sandbox.Cgroup.create(f"bench-{folder.name}", limits)
+    sandbox.write_passwd(folder / "etc")
+    return sandbox.wrap(argv, jail, folder / "etc"), dict(sandbox.BWRAP_ENV), _Preexec(limits, cgroup, gpu)
+
+
+class _Preexec:
+    """Popen's preexec_fn for a sandboxed benchmark worker, holding its cgroup to be emptied."""
+
+    def __init__(self, limits, cgroup, gpu):
+        self.cgroup, self.apply = cgroup, limits.preexec(cgroup, gpu=gpu)
+
+    def __call__(self):
+        self.apply()
+
+
 def _describe_exit(code) -> str:
-    if code is None:
-        return "no answer"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit status {code}"
+    return sandbox.describe_exit(code)
 
 
 def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None] | None = None,
-                  timeout: float | None = None) -> BenchResult:
+                  timeout: float | None = None, triton=None) -> BenchResult:
     """Runs one benchmark in a fresh worker process and returns its result; never raises.
     A worker that dies (a segfault, a fault that aborts) or runs past `timeout` is reported
-    as an error, with the rows it had timed before."""
+    as an error, with the rows it had timed before. `triton` (an
+    inspectors.base.versions.TritonEnv): run it with that Triton instead of the server's own."""
     timeout = bench.default_timeout_s() if timeout is None else timeout
+    if sandbox.enabled() and sandbox.gpu_devices():
+        # The sandboxed worker's lock file is private: the server holds the GPU for it.
+        from inspectors.bench.lock import GpuBusy, gpu_lock
+        wait_s = bench.default_lock_wait_s() if request.lock_wait_s is None else request.lock_wait_s
+        note = (lambda msg: on_progress(Progress(0.0, msg))) if on_progress else None
+        try:
+            with gpu_lock(f"sandbox-{request.device}", f"{request.slug} on GPU {request.device}", wait_s, note):
+                return _run_benchmark(request, on_progress, timeout, triton)
+        except GpuBusy as e:
+            return BenchResult(request.slug, "none", error=BenchError("busy", str(e)))
+    return _run_benchmark(request, on_progress, timeout, triton)
+
+
+def _run_benchmark(request: BenchRequest, on_progress, timeout: float, triton=None) -> BenchResult:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="tlens-bench-") as scratch, \
             open(Path(scratch) / "stderr.txt", "w+", encoding="utf-8", errors="replace") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "inspectors.bench.worker", "--scratch", scratch],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
-                                env=_env(), text=True, encoding="utf-8", start_new_session=True)
+        argv, env, preexec = _command(["--scratch", scratch], scratch, triton)
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd=str(_REPO_ROOT),
+                                env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
+                                preexec_fn=preexec)
+        proc.cgroup = preexec.cgroup if preexec is not None else None
         lines: queue.Queue = queue.Queue()
 
-        def read():
-            for line in proc.stdout:
+        def read():   # at most MAX_LINE a line: what the worker writes is the user's code's to forge
+            while True:
+                line = proc.stdout.readline(MAX_LINE)
+                if not line or not line.endswith("\n"):
+                    break
                 lines.put(line)
             lines.put(None)
         threading.Thread(target=read, daemon=True).start()
@@ -113,13 +173,18 @@ def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None]
                 msg = json.loads(line)
             except ValueError:
                 continue
+            if not isinstance(msg, dict):
+                continue
             event = msg.get("event")
             if event == "progress" and on_progress:
                 on_progress(Progress(float(msg.get("fraction", 0.0)), str(msg.get("message", ""))))
-            elif event == "row":
-                rows.append(Row(**msg["row"]))
-            elif event == "result":
-                result = BenchResult.from_json(msg["result"])
+            try:
+                if event == "row":
+                    rows.append(Row(**msg["row"]))
+                elif event == "result":
+                    result = BenchResult.from_json(msg["result"])
+            except (TypeError, ValueError, KeyError, AttributeError):
+                continue
         code = proc.wait()
         if result is None:
             _kill(proc)
@@ -136,6 +201,9 @@ def _kill(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    cgroup = getattr(proc, "cgroup", None)
+    if cgroup is not None:
+        cgroup.kill()
     proc.wait()
 
 
@@ -153,8 +221,12 @@ def probe(timeout: float = 120) -> dict:
     """What the worker sees: {"gpus": [{"index", "name"}], "torch", "triton", "cuda"}; or
     {"gpus": [], "error": "..."} when the probe fails. Imports torch in a subprocess (~2 s)."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "inspectors.bench.worker", "--probe"], cwd=str(_REPO_ROOT),
-                              env=_env(), capture_output=True, text=True, timeout=timeout)
+        with tempfile.TemporaryDirectory(prefix="tlens-probe-") as scratch:
+            argv, env, preexec = _command(["--probe"], scratch)
+            proc = subprocess.run(argv, cwd=str(_REPO_ROOT), env=env, capture_output=True, text=True, timeout=timeout,
+                                  preexec_fn=preexec)
+            if preexec is not None and preexec.cgroup is not None:
+                preexec.cgroup.kill()
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (subprocess.SubprocessError, OSError, ValueError, IndexError) as e:
         return {"gpus": [], "error": f"{type(e).__name__}: {e}"}

@@ -22,6 +22,10 @@ fair queue in front of them, shared by every session of the server.
   is refused at once with an error of kind `busy`.
 * **Where am I?** `on_wait(position, seconds)` is called while a job waits, about twice a
   second: `position` = how many jobs will be served before it.
+* **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
+  another Triton version: its folder first on their PYTHONPATH, or another interpreter.
+  `Engines` keeps one Engine per configured version and routes a request by its
+  `triton_version` ("" = the server's own).
 
 The engine never imports torch or triton: it is safe to use from the Streamlit server.
 """
@@ -32,6 +36,7 @@ import heapq
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -47,27 +52,56 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.base import sandbox
+from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+# A worker's answer larger than this is not read: a job's code can write anything to the
+# protocol pipe, and the server must not hold it.
+MAX_REPLY_BYTES = 256 << 20
+
+
 class _Worker:
-    def __init__(self, env: dict):
+    def __init__(self, argv: list[str], env: dict | None, folder: Path | None = None,
+                 cgroup: sandbox.Cgroup | None = None, preexec=None):
+        """`folder`: the sandboxed worker's own scratch (its jobs, its Triton cache), removed with it;
+        `cgroup`: the sandbox's cgroup, whose tasks are killed with it."""
+        self.folder, self.cgroup = folder, cgroup
+        self.jobs = 0
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "inspectors.compile.worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", start_new_session=True,
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
+            preexec_fn=preexec,
         )
         self.lines: queue.Queue = queue.Queue()
         self.ready = threading.Event()
         self.info: dict = {}
         threading.Thread(target=self._read, daemon=True).start()
 
+    @property
+    def sandboxed(self) -> bool:
+        return self.folder is not None
+
     def _read(self):
-        for line in self.proc.stdout:
-            msg = json.loads(line)
-            if msg.get("ready"):
+        while True:
+            line = self.proc.stdout.readline(MAX_REPLY_BYTES)
+            if not line:
+                break
+            if not line.endswith("\n"):          # over the limit (or cut off by death)
+                if len(line) >= MAX_REPLY_BYTES:
+                    self.lines.put({"_oversize": True})
+                    self.kill()
+                break
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                msg = {"_malformed": line[:200]}
+            if not isinstance(msg, dict):
+                msg = {"_malformed": line[:200]}
+            if msg.get("ready") and not self.ready.is_set():
                 self.info = msg
                 self.ready.set()
             else:
@@ -78,12 +112,23 @@ class _Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def kill(self):
+    def stop(self):
+        """Every process of this worker ended (its sandbox's too); its folder is kept to be read."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        self.proc.wait()
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def kill(self):
+        self.stop()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class _Ticket:
@@ -101,15 +146,26 @@ class Engine:
     """A pool of warm workers behind a fair queue (see the module docstring)."""
 
     def __init__(self, settings: settings_mod.Settings | None = None, workers: int | None = None,
-                 session_jobs: int | None = None, straggler_s: float | None = None, env: dict | None = None):
+                 session_jobs: int | None = None, straggler_s: float | None = None, env: dict | None = None,
+                 sandboxed: bool | None = None, triton: TritonEnv | None = None):
         """`env`: variables added to the environment of every worker this engine starts; the
-        others default to the settings."""
+        others default to the settings. `sandboxed`: run every worker in bubblewrap (default:
+        the settings' TLENS_SANDBOX); raises SandboxError when the sandbox does not work here.
+        `triton`: which Triton the workers run (None: the server's own)."""
         self.settings = settings or settings_mod.load()
         self.extra_env = dict(env or {})
+        self.triton = triton or TritonEnv("")
         self.size = max(1, workers or self.settings.workers)
         self.session_jobs = max(1, session_jobs or self.settings.session_jobs)
         self.straggler_s = self.settings.straggler_s if straggler_s is None else straggler_s
         self.scratch = Path(tempfile.mkdtemp(prefix="tlens-"))
+        self.sandboxed = self.settings.sandbox if sandboxed is None else sandboxed
+        if self.sandboxed:
+            problem = sandbox.check()
+            if problem:
+                raise sandbox.SandboxError(f"the sandbox for users' code does not work on this machine: {problem}")
+        self._library = _library_digests()
+        self._spawned = 0
         self._cv = threading.Condition()
         self._jobs = 0
         self._slots: list[_Worker | None] = [self._spawn() for _ in range(self.size)]
@@ -132,9 +188,39 @@ class Engine:
         env["TLENS_WORKER_MEMORY_MB"] = str(self.settings.worker_memory_mb)
         env["TLENS_REPRO_DIR"] = str(self.settings.repro_dir)
         env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")   # triton 3.9 warns when unset; 1 is its default
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (self.triton.path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         self.settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
-        return _Worker(env)
+        argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker"]
+        if not self.sandboxed:
+            return _Worker(argv, env)
+        return self._spawn_sandboxed(argv)
+
+    def _spawn_sandboxed(self, argv: list[str]) -> _Worker:
+        """A worker in a sandbox of its own (see sandbox.py), for one job (or, for the engine of one
+        user, for that user's jobs): its scratch folder holds its jobs and a private Triton cache
+        in which the trusted cache's kernels appear read-only."""
+        with self._cv:
+            self._spawned += 1
+            n = self._spawned
+        folder = self.scratch / f"w-{n}"
+        cache = folder / "triton"
+        cache.mkdir(parents=True)
+        sandbox.write_passwd(folder / "etc")
+        trusted = self.settings.triton_cache_dir
+        _link_trusted(trusted, cache)
+        limits = sandbox.Limits(memory_mb=self.settings.worker_memory_mb or 8192, scratch_mb=self.settings.scratch_mb,
+                                cpu_s=int(max(60, 4 * self.settings.compile_timeout_s)))
+        env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
+               "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
+               "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env}
+        if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.versions)
+            env["PYTHONPATH"] = os.pathsep.join((self.triton.path, str(_REPO_ROOT)))
+        jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
+                            env=env, limits=limits, python=self.triton.python or sys.executable)
+        cgroup = sandbox.Cgroup.create(f"{self.scratch.name}-w{n}", limits)
+        return _Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
+                       preexec=limits.preexec(cgroup))
 
     @property
     def triton_version(self) -> str:
@@ -328,41 +414,93 @@ class Engine:
             worker = self._replace(slot)
             if not (worker.ready.wait(300) and worker.alive()):
                 return CompileResult(error=CompileError("crash", "the compile worker failed to start"))
+        have = worker.info.get("triton_version", "")
+        if request.triton_version and have != request.triton_version:
+            return CompileResult(error=CompileError(
+                "usage", f"this request asks for Triton {request.triton_version}, but these workers run "
+                f"Triton {have} (route it through Engines)", request.filename, None), triton_version=have)
         with self._cv:
             self._jobs += 1
-            job_dir = self.scratch / f"job-{self._jobs}"
+            job_dir = (worker.folder or self.scratch) / f"job-{self._jobs}"
         msg = {"op": "compile", "job_dir": str(job_dir), "request": request.to_json()}
         started = time.perf_counter()
         try:
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()
-            reply = worker.lines.get(timeout=timeout)
+            worker.jobs += 1
+            reply = self._await_reply(worker, job_dir, timeout)
         except queue.Empty:
+            worker.stop()
+            tail = _output_tail(job_dir)
             self._replace(slot)
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
-                f"does example() loop forever?", request.filename, None, _output_tail(job_dir)),
+                f"does example() loop forever?", request.filename, None, tail),
                 seconds=time.perf_counter() - started)
+        except _OverQuota as e:
+            worker.stop()
+            tail = _output_tail(job_dir, 2000)
+            self._replace(slot)
+            return CompileResult(error=CompileError("limit", str(e), request.filename, None, tail),
+                                 seconds=time.perf_counter() - started)
         except (BrokenPipeError, OSError):
             reply = None
+        if isinstance(reply, dict) and ("_oversize" in reply or "_malformed" in reply):
+            self._replace(slot)
+            what = (f"more than {MAX_REPLY_BYTES >> 20} MB" if "_oversize" in reply else "something that is not a result")
+            return CompileResult(error=CompileError("crash", f"the compile worker answered {what}; it was stopped "
+                                                    "and replaced", request.filename, None),
+                                 seconds=time.perf_counter() - started)
         if reply is None:
             try:   # stdout closes a moment before the process is reaped
                 code = worker.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 code = None
-            self._replace(slot)
+            worker.stop()
             kernels, stage = journal.recover(job_dir)
+            output = _output_tail(job_dir)
+            self._replace(slot)
             label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
             where = f" while making {label}" if stage else " while running the file"
             error = CompileError("crash", f"the compile worker died ({_describe_exit(code)}){where}; it was restarted",
-                                 request.filename, None, _output_tail(job_dir), stage=stage)
+                                 request.filename, None, output, stage=stage)
             if kernels and stage:      # the stages made before the crash, the last launch's error in place
                 kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
             shutil.rmtree(job_dir, ignore_errors=True)
             return CompileResult(kernels=kernels if stage else (), error=error, triton_version=self.triton_version,
                                  seconds=time.perf_counter() - started)
         shutil.rmtree(job_dir, ignore_errors=True)
-        return CompileResult.from_json(reply)
+        if worker.sandboxed:
+            # Nothing of this job may reach the next one: a fresh sandbox per job. A pristine
+            # library file on a fresh worker ran only our code: its kernels join the trusted cache.
+            if worker.jobs == 1 and _digest(request.source) in self._library:
+                _harvest(worker.folder / "triton", self.settings.triton_cache_dir)
+            self._replace(slot, wait=False)
+        try:
+            return CompileResult.from_json(reply)
+        except (TypeError, ValueError, KeyError, AttributeError) as e:
+            return CompileResult(error=CompileError("crash", f"the compile worker's answer could not be read ({e})",
+                                                    request.filename, None))
+
+    def _await_reply(self, worker: _Worker, job_dir: Path, timeout: float):
+        """The worker's answer; raises queue.Empty past `timeout`, _OverQuota when a sandboxed job
+        fills its scratch folder past the limit (checked twice a second)."""
+        if not worker.sandboxed:
+            return worker.lines.get(timeout=timeout)
+        deadline = time.monotonic() + timeout
+        quota = self.settings.scratch_mb << 20
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise queue.Empty
+            try:
+                return worker.lines.get(timeout=min(0.5, left))
+            except queue.Empty:
+                pass
+            used, files = _folder_usage(worker.folder, limit_files=50_000)
+            if used > quota or files >= 50_000:
+                raise _OverQuota(f"the job wrote more than its scratch allowance ({self.settings.scratch_mb} MB or "
+                                 "50,000 files) and was stopped (TLENS_SCRATCH_MB)")
 
     def _restore_priority(self, slot: int) -> None:
         """Normal priority again for the next job on this slot; a server that may not raise a
@@ -376,16 +514,21 @@ class Engine:
         except OSError:
             self._replace(slot)
 
-    def _replace(self, slot: int) -> _Worker:
+    def _replace(self, slot: int, wait: bool = True) -> _Worker:
+        """A fresh worker in `slot`; the old one is killed first, or, with wait=False (a sandbox
+        whose job is done), beside the caller, who then returns its result without waiting."""
         with self._cv:
             old = self._slots[slot] if slot < len(self._slots) else None
-        if old is not None:
+        if old is not None and wait:
             old.kill()
         if self._closed:
             return old
         fresh = self._spawn()
         with self._cv:
-            self._slots[slot] = fresh
+            if slot < len(self._slots):
+                self._slots[slot] = fresh
+        if old is not None and not wait:
+            threading.Thread(target=old.kill, daemon=True).start()
         return fresh
 
     def close(self):
@@ -396,6 +539,120 @@ class Engine:
             if w is not None:
                 w.kill()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+class _OverQuota(Exception):
+    pass
+
+
+def _folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:
+    """(bytes, files) under `folder`, not following links; stops counting at `limit_files`."""
+    total = files = 0
+    stack = [str(folder)]
+    while stack and files < limit_files:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for e in it:
+                    files += 1
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return total, files
+
+
+def _digest(text: str) -> str:
+    import hashlib
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def _library_digests() -> frozenset[str]:
+    """The library's kernel files: code of ours, whose compiles may fill the trusted cache."""
+    out = set()
+    for f in (_REPO_ROOT / "kernels").glob("*.py"):
+        try:
+            out.add(_digest(f.read_text(encoding="utf-8")))
+        except OSError:
+            pass
+    return frozenset(out)
+
+
+# A Triton cache folder name: by-file/<file name>/<hash> (the worker's layout, one folder per file name)
+_CACHE_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+
+def _link_trusted(trusted: Path, private: Path, limit: int = 20_000) -> None:
+    """The trusted cache's kernels in a sandboxed worker's private cache, as links to the
+    read-only copy (Triton only reads a cache folder it finds; what it writes stays private)."""
+    root = trusted / "by-file"
+    n = 0
+    try:
+        names = list(os.scandir(root))
+    except OSError:
+        return
+    for name in names:
+        if not name.is_dir(follow_symlinks=False) or not _CACHE_NAME_RE.match(name.name):
+            continue
+        mine = private / "by-file" / name.name
+        mine.mkdir(parents=True, exist_ok=True)
+        try:
+            entries = list(os.scandir(name.path))
+        except OSError:
+            continue
+        for e in entries:
+            if e.is_dir(follow_symlinks=False) and _CACHE_NAME_RE.match(e.name) and n < limit:
+                os.symlink(e.path, mine / e.name)
+                n += 1
+
+
+def _harvest(private: Path, trusted: Path, max_bytes: int = 64 << 20) -> int:
+    """Copy the kernels a trusted job compiled (real folders of regular files, not links) from
+    its private cache into the trusted one; returns how many."""
+    added = 0
+    root = private / "by-file"
+    if root.is_symlink() or not root.is_dir():
+        return 0
+    for name in root.iterdir():
+        if name.is_symlink() or not name.is_dir() or not _CACHE_NAME_RE.match(name.name):
+            continue
+        for entry in name.iterdir():
+            dest = trusted / "by-file" / name.name / entry.name
+            if entry.is_symlink() or not entry.is_dir() or not _CACHE_NAME_RE.match(entry.name) or dest.exists():
+                continue
+            files = list(entry.iterdir())
+            if any(f.is_symlink() or not f.is_file() or not _CACHE_NAME_RE.match(f.name) for f in files):
+                continue
+            if sum(f.stat().st_size for f in files) > max_bytes:
+                continue
+            tmp = dest.parent / f".tmp-{os.getpid()}-{entry.name}"
+            try:
+                tmp.mkdir(parents=True)
+                for f in files:
+                    if f.name.startswith("__grp__") and f.suffix == ".json":
+                        (tmp / f.name).write_text(_regroup(f, dest))
+                    else:
+                        shutil.copyfile(f, tmp / f.name)
+                os.rename(tmp, dest)
+                added += 1
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)
+    return added
+
+
+def _regroup(group_file: Path, dest: Path) -> str:
+    """A Triton cache group file (`__grp__add_kernel.json`: {"child_paths": {"add_kernel.ptx":
+    "/abs/path/add_kernel.ptx", ...}}) with its paths pointing into `dest`: Triton counts a
+    kernel as cached only where the files it names exist."""
+    data = json.loads(group_file.read_text())
+    children = data.get("child_paths") or {}
+    data["child_paths"] = {name: str(dest / Path(path).name) for name, path in children.items()
+                           if isinstance(path, str) and (group_file.parent / Path(path).name).is_file()}
+    return json.dumps(data)
 
 
 def _lower_priority(worker: _Worker | None) -> None:
@@ -409,19 +666,65 @@ def _lower_priority(worker: _Worker | None) -> None:
 
 
 def _describe_exit(code) -> str:
-    if code is None:
-        return "no answer"
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"signal {-code}"
-    return f"exit status {code}"
+    return sandbox.describe_exit(code)
 
 
 def _output_tail(job_dir: Path, limit: int = 8000) -> str:
-    path = job_dir / "output.txt"
+    """The end of what the job printed; only a regular file of the job's own (see journal.read_plain)."""
     try:
-        return path.read_text(errors="replace")[-limit:]
+        return journal.read_plain(job_dir / "output.txt").decode("utf-8", "replace")[-limit:]
     except OSError:
         return ""
+
+
+class Engines:
+    """One Engine per configured Triton version (inspectors.base.versions.configured()), each
+    started on first use; the server's own version gets `workers` workers, every extra version
+    `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: a worker holds ~0.3-1.5 GB).
+
+        engines = Engines()
+        engines.versions()                                   # ['3.6.0', '3.9.0']
+        engines.compile(CompileRequest(source, triton_version="3.6.0"))
+    """
+
+    def __init__(self, settings: settings_mod.Settings | None = None, envs: dict[str, TritonEnv] | None = None,
+                 extra_workers: int | None = None, **engine_kw):
+        from inspectors.base import versions
+        self.settings = settings or settings_mod.load()
+        self.envs = dict(versions.configured() if envs is None else envs)
+        self.own = next((v for v, e in self.envs.items() if e.own), "")
+        self.extra_workers = max(1, extra_workers or int(os.environ.get("TLENS_VERSION_WORKERS") or 1))
+        self.engine_kw = engine_kw
+        self._engines: dict[str, Engine] = {}
+        self._lock = threading.Lock()
+
+    def versions(self) -> list[str]:
+        return list(self.envs)
+
+    def get(self, version: str = "") -> Engine:
+        """The engine of `version` ("" = the server's own); KeyError naming the configured ones."""
+        version = version or self.own
+        if version not in self.envs:
+            raise KeyError(f"Triton {version} is not set up on this server (set up: "
+                           f"{', '.join(self.envs) or 'none'}); run make setup-versions TRITON_VERSIONS={version}")
+        with self._lock:
+            if version not in self._engines:
+                env = self.envs[version]
+                kw = dict(self.engine_kw)
+                if not env.own:
+                    kw["workers"] = self.extra_workers
+                self._engines[version] = Engine(self.settings, triton=env, **kw)
+            return self._engines[version]
+
+    def compile(self, request: CompileRequest, **kw) -> CompileResult:
+        try:
+            engine = self.get(request.triton_version)
+        except KeyError as e:
+            return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
+        return engine.compile(request, **kw)
+
+    def close(self) -> None:
+        with self._lock:
+            engines, self._engines = list(self._engines.values()), {}
+        for e in engines:
+            e.close()

@@ -47,6 +47,8 @@ import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from inspectors.base import sandbox
 from inspectors.read.inductor import (  # noqa: F401 - re-exported: inductor.parse_wrapper(...)
     InductorKernel, parse_inductor_meta, parse_wrapper, split_name)
 from inspectors.store import cache
@@ -296,6 +298,31 @@ def point_caches(out_dir: Path) -> tuple[Path, Path]:
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")   # compile in this process: no pool start-up
     triton_dir.mkdir(parents=True, exist_ok=True)
     return inductor_dir, triton_dir
+
+
+def run_file(file: Path, out_dir: Path, timeout: float) -> "subprocess.CompletedProcess":
+    """`python -m inspectors.compile.inductor FILE --out OUT` in a process of its own: the
+    user's function never runs in the caller. On a server that sandboxes users' code, in
+    bubblewrap with the GPU's device files and `out_dir` (holding FILE) its only writable
+    folder. Raises subprocess.TimeoutExpired."""
+    import subprocess
+    argv = [sys.executable, "-m", "inspectors.compile.inductor", str(file), "--out", str(out_dir)]
+    root = Path(__file__).resolve().parents[2]
+    if not sandbox.enabled():
+        return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=timeout)
+    out_dir = Path(out_dir)
+    limits = sandbox.Limits(cpu_s=int(4 * timeout))
+    jail = sandbox.Jail(writable=(out_dir,), env={"TRITON_DEFAULT_FP_FUSION": "1"},
+                        gpu=bool(sandbox.gpu_devices()), limits=limits)
+    etc = sandbox.write_passwd(out_dir / ".etc")
+    cgroup = sandbox.Cgroup.create(f"inductor-{out_dir.name}-{os.getpid()}", limits)
+    try:
+        return subprocess.run(sandbox.wrap(argv, jail, etc), capture_output=True, text=True, timeout=timeout,
+                              env=sandbox.BWRAP_ENV,
+                              preexec_fn=limits.preexec(cgroup, gpu=jail.gpu), start_new_session=True)
+    finally:
+        if cgroup is not None:
+            cgroup.kill()
 
 
 def main(argv=None) -> int:

@@ -49,15 +49,17 @@ and sm_80), so they are the fallback when there is no PTX to recompile.
 from __future__ import annotations
 
 import os
+import shutil
 import re
 import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from inspectors.read.occupancy import (  # noqa: F401 - re-exported: resources.occupancy(...)
     KB, LIMITERS, Occupancy, SM_LIMITS, SmLimits, occupancy, sm_limits)
-from inspectors.base import tritonver
+from inspectors.base import sandbox, tritonver
 from inspectors.read.sass import disassemble, nvidia_tool
 
 # --------------------------------------------------------------------------- PTX registers
@@ -354,14 +356,15 @@ def run_ptxas(ptx: str, arch: int | None = None, fmad: bool = True, timeout: flo
     ptxas = ptxas_for(arch)
     if ptxas is None:
         raise FileNotFoundError("ptxas is not in this triton wheel")
-    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
-        f.write(ptx)
-        path = f.name
+    folder = Path(tempfile.mkdtemp(prefix="tlens-ptxas-"))
     try:
-        proc = subprocess.run(ptxas_command(ptxas, path, arch, fmad=fmad), capture_output=True, text=True,
-                              timeout=timeout)
+        path = folder / "kernel.ptx"
+        path.write_text(ptx)
+        argv = ptxas_command(ptxas, str(path), arch, fmad=fmad, out_path=str(folder / "kernel.cubin"))
+        proc = subprocess.run(sandbox.tool_argv(argv, folder), capture_output=True, text=True, timeout=timeout,
+                              env=sandbox.popen_env())
     finally:
-        os.unlink(path)
+        shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode != 0:
         raise RuntimeError(f"ptxas failed: {proc.stderr.strip()[-2000:]}")
     return proc.stderr + proc.stdout
@@ -372,13 +375,14 @@ def run_res_usage(cubin: bytes, timeout: float = 60) -> str:
     tool = nvidia_tool("cuobjdump")
     if tool is None:
         raise FileNotFoundError("cuobjdump is not in this triton wheel")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
-        path = f.name
+    folder = Path(tempfile.mkdtemp(prefix="tlens-res-"))
     try:
-        proc = subprocess.run([str(tool), "-res-usage", path], capture_output=True, text=True, timeout=timeout)
+        path = folder / "kernel.cubin"
+        path.write_bytes(cubin)
+        proc = subprocess.run(sandbox.tool_argv([str(tool), "-res-usage", str(path)], folder), capture_output=True,
+                              text=True, timeout=timeout, env=sandbox.popen_env())
     finally:
-        os.unlink(path)
+        shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode != 0:
         raise RuntimeError(f"cuobjdump failed: {proc.stderr.strip()}")
     return proc.stdout

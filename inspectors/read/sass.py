@@ -11,10 +11,13 @@ from __future__ import annotations
 import base64
 import importlib.util
 import os
+import shutil
 import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from inspectors.base import sandbox
 
 
 @lru_cache(maxsize=None)
@@ -47,11 +50,12 @@ class Disassembly:
             self.missing = "// nvdisasm is not in this triton wheel: SASS unavailable"
             return
         self.missing = ""
-        with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-            f.write(cubin)
-            self.path = f.name
+        folder = Path(tempfile.mkdtemp(prefix="tlens-sass-"))
+        self.path = str(folder / "kernel.cubin")
+        Path(self.path).write_bytes(cubin)
         self.argv = [str(tool), "-c", "-gi", self.path]
-        self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(sandbox.tool_argv(self.argv, folder), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, errors="replace", env=sandbox.popen_env())
 
     def result(self, timeout: float = 120) -> str:
         if self.proc is None:
@@ -67,7 +71,7 @@ class Disassembly:
             rc = self.proc.returncode
             how = f"was killed by signal {-rc}" if rc < 0 else f"failed (exit status {rc})"
             raise SassError(f"nvdisasm {how} on the cubin: {err.strip()[-2000:]}", command)
-        os.unlink(self.path)
+        shutil.rmtree(os.path.dirname(self.path), ignore_errors=True)
         return out
 
 

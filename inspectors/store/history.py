@@ -60,6 +60,8 @@ def describe_options(request: CompileRequest) -> str:
     parts += [f"{k}={v}" for k, v in request.constexprs.items()]
     if request.signature:
         parts.append(f"signature {request.signature}")
+    if getattr(request, "triton_version", ""):
+        parts.append(f"Triton {request.triton_version}")
     return ", ".join(parts)
 
 
