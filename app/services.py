@@ -150,7 +150,11 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
         pool = engines().get(request.triton_version)
     except KeyError as e:
         return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
-    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{pool.triton_version}/{_FORMAT}")
+    # The version the request is routed to, as configured: what a worker reports is missing
+    # while its slot's worker is being replaced (a sandboxed worker ends after its job), and a
+    # key with "" in it was a second compile of the same request (across processes, too).
+    version = request.triton_version or engines().own or pool.triton_version
+    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}")
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
     try:
