@@ -11,6 +11,7 @@
 #
 #   TLENS_COMMIT=<hash> bash benchmarks/gpu_class_load.sh      # carry: [".whl", ".deb"]
 #   SESSIONS=30 WORKERS=2 REPLICAS=2 bash benchmarks/gpu_class_load.sh   # a small run elsewhere
+#   (TIMEOUT=10: the hangs end sooner; NGINX_FROM_DEB=1: use .deb/ even where nginx is installed)
 #
 # .deb/ is made on a Debian 12 box with:
 #   mkdir -p .deb && cd .deb && apt-get download nginx libpcre2-8-0 libssl3 libcrypt1 zlib1g
@@ -23,6 +24,7 @@ PY=${PYTHON:-python3}
 SESSIONS=${SESSIONS:-300}
 WORKERS=${WORKERS:-16}
 REPLICAS=${REPLICAS:-8}
+TIMEOUT=${TIMEOUT:-60}                    # TLENS_COMPILE_TIMEOUT: how long the class's hangs take
 : > "$REPORT"
 
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -67,14 +69,15 @@ print(f"torch: {torch.__version__}, triton: {triton.__version__}, streamlit: {st
 PYEOF
   echo "nginx: $("$NGINX" -v 2>&1) ($NGINX${LD_LIBRARY_PATH:+, carried libraries})"
   echo "commit: $commit"
-  echo "command: $PY benchmarks/class_load.py --sessions $SESSIONS --workers $WORKERS --replicas $REPLICAS,1"
+  echo "command: $PY benchmarks/class_load.py --sessions $SESSIONS --workers $WORKERS --timeout $TIMEOUT --replicas $REPLICAS,1"
   echo
 } >> "$REPORT" 2>&1
 "$NGINX" -v >/dev/null 2>&1 || { echo "nginx does not run here (see above)" | tee -a "$REPORT"; exit 1; }
 $PY -c "import streamlit, websockets" >>"$REPORT" 2>&1 || { echo "streamlit/websockets do not import" | tee -a "$REPORT"; exit 1; }
 
 # 540 s: the device tool's command limit is 600 s, and the report must come back
-timeout 540 $PY benchmarks/class_load.py --sessions "$SESSIONS" --workers "$WORKERS" --replicas "$REPLICAS,1" 2>&1 \
+timeout 540 $PY benchmarks/class_load.py --sessions "$SESSIONS" --workers "$WORKERS" --timeout "$TIMEOUT" \
+  --replicas "$REPLICAS,1" 2>&1 \
   | tee -a "$REPORT"
 status=${PIPESTATUS[0]}
 cp artifacts/class-load-*.log "$OUT/" 2>/dev/null
