@@ -12,6 +12,7 @@ from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
+from inspectors.read import callsites
 from inspectors.read.sass import SassError
 
 
@@ -38,25 +39,32 @@ def parse_overrides(text: str) -> dict:
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None) -> bytes:
+def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
+                   heat_key: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text.
     Room for a class's kernels: 300 students on 80 kernel/target/warps choices open ~240
     panels, and with 48 entries they were tokenized again and again (the busiest app code
     in the class's profile, benchmarks/results/class_profile.txt)."""
-    py_lines = {}
+    py_lines, calls = {}, {}
     for pair in filter(None, py_key.split(",")):
-        n, p = pair.split(":")
+        n, p, *sites = pair.split(":")
         py_lines[int(n)] = int(p)
-    return payload.encode(payload.build(stage_name, text, filename, py_lines, label))
+        if sites:
+            calls[int(n)] = tuple(int(c) for c in sites[0].split("."))
+    heat = {int(n): float(h) for n, h in (pair.split(":") for pair in filter(None, heat_key.split(",")))}
+    return payload.encode(payload.build(stage_name, text, filename, py_lines, label, calls=calls, heat=heat))
 
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
-                       on_follow: Callable[[int], None] | None = None, triton_version: str = "") -> None:
+                       on_follow: Callable[[int], None] | None = None, triton_version: str = "",
+                       calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
     highlighted lines, drawn in the browser. `py_lines` (stage line -> Python line) makes
     lines clickable to follow them; `on_follow(python_line)` hears of the click. A stage that
     failed shows its error instead. `triton_version`: named in the title ("PTX · Triton 3.6.0")
-    when the server has more than one."""
+    when the server has more than one. `calls` (stage line -> the kernel lines that called its
+    helper, innermost call first): following a call site lights what the call made. `heat`
+    (stage line -> share of a measured profile's samples) draws the heat bars."""
     try:
         text = services.stage_text(kernel, stage.name)
     except (KeyError, SassError) as e:
@@ -67,16 +75,21 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
             raise
         render_failed_stage(stage, error, kernel)
         return
-    py_key = ",".join(f"{n}:{p}" for n, p in sorted((py_lines or {}).items()))
+    calls = calls or {}
+    py_key = ",".join(f"{n}:{p}" + (":" + ".".join(map(str, calls[n])) if calls.get(n) else "")
+                      for n, p in sorted((py_lines or {}).items()))
+    heat_key = ",".join(f"{n}:{h:.5f}" for n, h in sorted((heat or {}).items()))
     label = f"{stage.label} · Triton {triton_version}" if triton_version else None
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label)
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
 def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
-                  selected_py: int | None, triton_version: str = "") -> None:
+                  selected_py: int | None, triton_version: str = "",
+                  heat: dict[str, dict[int, float]] | None = None) -> None:
     """The chosen stages side by side. A click on a line follows its Python line in every
-    panel at once (in the browser) and then sets the `follow_key` selectbox."""
+    panel at once (in the browser) and then sets the `follow_key` selectbox. `heat`: per
+    stage, line -> share of a measured profile's samples (app/profile_view.py)."""
     def follow(py: int) -> None:
         if py in mapped:
             st.session_state[follow_key] = py
@@ -84,9 +97,11 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
     page_state(selected_py, present.on())
     for column, name in zip(st.columns(max(len(chosen), 1), gap="small"), chosen):
         with column:
-            py_lines = ({n: n for n in mapped} if name == "source"
-                        else dict(smap.stages[name].to_python) if name in smap.stages else {})
-            render_stage_panel(stages.get(name), kernel, py_lines, follow, triton_version)
+            sl = smap.stages.get(name) if name != "source" else None
+            py_lines = {n: n for n in mapped} if name == "source" else dict(sl.to_python) if sl else {}
+            calls = {n: sl.call_sites(n) for n in sl.calls} if sl else {}
+            render_stage_panel(stages.get(name), kernel, py_lines, follow, triton_version, calls,
+                               (heat or {}).get(name))
 
 
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
@@ -200,11 +215,13 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> No
 def _memory_table(insight, source_lines: list[str], html_table: bool = False) -> None:
     """`html_table`: a plain table, whose type the page's styles can enlarge (presentation)."""
     groups: dict[tuple, dict] = {}
+    source = "\n".join(source_lines)
     for m in insight.memory_ops:
-        key = (m.python_line or 0, m.space, m.kind, m.op, m.vector, m.bits)
+        key = (m.python_line or 0, m.chain, m.space, m.kind, m.op, m.vector, m.bits)
         row = groups.setdefault(key, {
-            "Python line": m.python_line, "source": (source_lines[m.python_line - 1].strip()[:70]
-                                                     if m.python_line and m.python_line <= len(source_lines) else ""),
+            "Python line": m.python_line, "where": m.where(source),
+            "source": (source_lines[m.python_line - 1].strip()[:70]
+                       if m.python_line and m.python_line <= len(source_lines) else ""),
             "instruction": m.op, "space": m.space, "count": 0,
             "width": f"v{m.vector} × {m.bits}-bit" if m.vector > 1 else f"{m.bits}-bit",
             "bytes/thread/instr": m.bytes_per_thread, "why not wider": m.why})
@@ -254,7 +271,8 @@ def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> N
         seen.add(key)
         py = insight.source_map.stages.get("ttgir")
         line = py.to_python.get(mapping.ttgir_line) if py else None
-        where = f"line {line}: `{source_lines[line - 1].strip()[:80]}`" if line and line <= len(source_lines) else \
+        said = callsites.describe(py.chain(mapping.ttgir_line), "\n".join(source_lines)) if line else ""
+        where = f"{said}: `{source_lines[line - 1].strip()[:80]}`" if line and line <= len(source_lines) else \
             f"TTGIR line {mapping.ttgir_line}"
         with st.container(border=True):
             st.markdown(f"**Tensor {'×'.join(map(str, mapping.shape))}** at {where}")
@@ -266,8 +284,10 @@ def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> N
             else:
                 st.markdown(f"{mapping.threads} threads per program, {mapping.per_thread} elements each.")
             st.markdown("\n".join(f"- {t}" for t in thread_examples(mapping)))
+    ptx_lines = insight.source_map.stages.get("ptx")
     rows = [{"PTX line": a.line,
-             "Python line": insight.source_map.stages["ptx"].to_python.get(a.line) if "ptx" in insight.source_map.stages else None,
+             "Python line": ptx_lines.to_python.get(a.line) if ptx_lines else None,
+             "where": callsites.describe(ptx_lines.chain(a.line), "\n".join(source_lines)) if ptx_lines else "",
              "address (from the PTX)": a.expr} for a in insight.addresses.values()]
     if rows:
         st.caption("Each global access's address, rebuilt from the PTX instructions that compute it "

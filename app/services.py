@@ -232,7 +232,7 @@ def _insight(kernel_json: str, filename: str):
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _sass_lines(sass_text: str, ptx: str, filename: str):
-    return sourcemap.StageLines("sass", sourcemap.sass_lines(sass_text, filename, sourcemap.sass_hints(ptx, filename)))
+    return sourcemap.sass_stage_lines(sass_text, ptx, filename)
 
 
 def insight(kernel: KernelResult, stage_names: list[str], filename: str):

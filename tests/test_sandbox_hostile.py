@@ -65,7 +65,8 @@ def server(tmp_path_factory):
     r = eng.compile(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(), filename="vector_add.py"),
                     session="teacher")
     assert r.ok, r.error
-    assert list((s.triton_cache_dir / "by-file" / "vector_add.py").iterdir()), "the trusted cache was not filled"
+    trusted = s.triton_cache_dir / "sandbox-trusted" / "by-file" / "vector_add.py"
+    assert list(trusted.iterdir()), "the trusted cache was not filled"
     yield {"engine": eng, "settings": s, "root": root, "victim": victim, "listeners": listeners}
     eng.close()
     listeners.close()
@@ -279,7 +280,8 @@ time.sleep(0.5)
 
 def test_plants_files_in_every_shared_cache(server):
     s, root = server["settings"], server["root"]
-    targets = [s.triton_cache_dir, s.triton_cache_dir / "by-file", s.triton_cache_dir / "by-file" / "vector_add.py",
+    trusted = s.triton_cache_dir / "sandbox-trusted"
+    targets = [s.triton_cache_dir, trusted, trusted / "by-file", trusted / "by-file" / "vector_add.py",
                root / "cache" / "results", root / "cache" / "repro", root / "cache", root / "workspace",
                Path.home() / ".triton" / "cache", Path.home() / ".cache" / "triton-lens", Path("/tmp"), ROOT / "kernels",
                ROOT / "inspectors"]

@@ -220,12 +220,14 @@ def test_ptx_inline():
 
 
 def test_sass_hints_from_ptx():
+    """Keys: the raw frames SASS prints (innermost only, as `-g` does; the whole stack
+    resolves by itself). Values: the chains they stand for."""
     assert sm.sass_hints(PTX, "vector_add.py") == {
-        (STD, 216): (35,),
-        (STD, 196): (35,),
-        ("vector_add.py", 29): (27,),   # only ever asm line numbers, never a real .loc
-        ("vector_add.py", 30): (27,),
-    }                                   # 28 is a real line too (y's load): left alone
+        ((STD, 216),): ((("", 35),),),
+        ((STD, 196),): ((("", 35),),),
+        (("vector_add.py", 29),): ((("", 27),),),   # only ever asm line numbers, never a real .loc
+        (("vector_add.py", 30),): ((("", 27),),),
+    }                                               # 28 is a real line too (y's load): left alone
 
 
 # --------------------------------------------------------------------------- SASS
@@ -271,7 +273,8 @@ def test_sass_ambiguous_helper_maps_nowhere():
 \t//## File "matmul.py", line 31
         /*0020*/                   S2R R7, SR_CTAID.X ;
 """
-    assert sm.sass_lines(sass, "matmul.py", {(STD, 43): (32, 33, 50)}) == {2: 17, 6: 31}
+    hints = {((STD, 43),): ((("", 32),), (("", 33),), (("", 50),))}
+    assert sm.sass_lines(sass, "matmul.py", hints) == {2: 17, 6: 31}
 
 
 def test_sass_inline_gi():
@@ -546,3 +549,133 @@ def test_golden_fast():
         stages = fixture(name)
         sm.build(stages, name.rsplit("_", 1)[0] + ".py").python_to_stage()
     assert time.perf_counter() - t < 1.0
+
+
+# --------------------------------------------------------------------------- @triton.jit helpers
+
+# tests/snippets/helpers_user.py on cuda:90, Triton 3.9, cut down: _load_block (line 13)
+# called from the kernel's loop (30) and from _load_twice (18, called from 31); scaled_load
+# from another file (jit_helpers.py:9, called from 32).
+HELPER_TTGIR = """\
+    %acc_12 = tt.load %acc_11, %acc_9 : tensor<256x!tt.ptr<f32>, #blocked> loc(#loc49)
+    %x_30 = tt.load %x, %acc_29 : tensor<256x!tt.ptr<f32>, #blocked> loc(#loc57)
+    %x_38 = tt.load %x_37, %acc_36 : tensor<256x!tt.ptr<f32>, #blocked> loc(#loc54)
+#loc8 = loc("helpers_user.py":30:16)
+#loc9 = loc("helpers_user.py":13:12)
+#loc12 = loc("helpers_user.py":18:9)
+#loc13 = loc("helpers_user.py":31:12)
+#loc20 = loc("helpers_user.py":32:12)
+#loc21 = loc("/work/wt-21/tests/snippets/jit_helpers.py":9:9)
+#loc35 = loc("acc"(#loc8))
+#loc38 = loc("x"(#loc12))
+#loc39 = loc("acc"(#loc13))
+#loc45 = loc("acc"(#loc20))
+#loc46 = loc("x"(#loc21))
+#loc49 = loc(callsite(#loc9 at #loc35))
+#loc50 = loc(callsite(#loc38 at #loc39))
+#loc54 = loc(callsite(#loc46 at #loc45))
+#loc57 = loc(callsite(#loc9 at #loc50))
+"""
+JIT = "/work/wt-21/tests/snippets/jit_helpers.py"
+
+
+def test_mlir_helper_chains():
+    assert sm.mlir_lines(HELPER_TTGIR, "helpers_user.py") == {1: 13, 2: 13, 3: 32}
+    sl = sm.stage_lines("ttgir", HELPER_TTGIR, "helpers_user.py")
+    assert sl.calls == {1: (("", 13), ("", 30)), 2: (("", 13), ("", 18), ("", 31)), 3: ((JIT, 9), ("", 32))}
+    assert sl.call_sites(2) == (18, 31) and sl.call_sites(3) == ()   # 32 is its own kernel line: the call
+    m = sm.SourceMap("helpers_user.py", {"ttgir": sl})
+    assert m.lines_for("source", 13)["ttgir"] == (1, 2)        # the helper's line: both calls
+    assert m.lines_for("source", 31)["ttgir"] == (2,)          # the call: what it made
+    assert m.lines_for("source", 18)["ttgir"] == (2,)
+    assert m.lines_for("ttgir", 2)["source"] == (13,)          # a click follows the innermost line
+    assert m.call_groups("ttgir", 13) == {(("", 18), ("", 31)): (2,), (("", 30),): (1,)}
+
+
+HELPER_LLIR = """\
+  %8 = load <2 x float>, ptr addrspace(1) %7, align 8, !dbg !29
+!1 = !DIFile(filename: "helpers_user.py", directory: "")
+!6 = distinct !DISubprogram(name: "helpers_kernel", linkageName: "helpers_kernel", scope: !1, file: !1, line: 24, type: !7, scopeLine: 24, spFlags: DISPFlagDefinition | DISPFlagOptimized, unit: !0)
+!27 = distinct !DILexicalBlockFile(scope: !6, file: !1, discriminator: 0)
+!29 = !DILocation(line: 13, column: 12, scope: !27, inlinedAt: !30)
+!30 = !DILocation(line: 18, column: 9, scope: !27, inlinedAt: !31)
+!31 = !DILocation(line: 31, column: 12, scope: !6)
+"""
+
+
+def test_llir_helper_chain():
+    assert sm.llir_lines(HELPER_LLIR, "helpers_user.py") == {1: 13}
+    assert sm.stage_lines("llir", HELPER_LLIR, "helpers_user.py").calls == {1: (("", 13), ("", 18), ("", 31))}
+
+
+# PTX, Triton 3.9: a nested call, one `.loc` per frame, the outer ones first; the load's
+# asm block numbers its second line 14 (not a real line of that stack).
+HELPER_PTX_39 = """\
+\t.loc\t1 31 12                         // helpers_user.py:31:12
+\t.loc\t1 18 9, function_name $L__info_string0, inlined_at 1 31 12 // helpers_user.py:18:9
+\t.loc\t1 13 20, function_name $L__info_string0, inlined_at 1 18 9 // helpers_user.py:13:20
+\tmul.wide.s32 \t%rd12, %r23, 4;
+\t.loc\t1 13 12, function_name $L__info_string0, inlined_at 1 18 9 // helpers_user.py:13:12
+\t// begin inline asm
+\t.loc\t1 13 12, function_name $L__info_string0, inlined_at 1 18 9 // helpers_user.py:13:12
+\tmov.u32 %r9, 0x0;
+\t.loc\t1 14 12, function_name $L__info_string0, inlined_at 1 18 9 // helpers_user.py:14:12
+\tmov.u32 %r10, 0x0;
+\t@%p5 ld.global.v2.b32 { %r9, %r10 }, [ %rd5 + 0 ];
+
+\t// end inline asm
+\t.loc\t1 31 5                          // helpers_user.py:31:5
+\tadd.f32 \t%r29, %r27, %r28;
+}
+\t.file\t1 "helpers_user.py"
+"""
+# PTX, Triton 3.6: no inlined_at; the stack is in the comment (names only).
+HELPER_PTX_36 = """\
+\t.loc\t1 13 25                         // helpers_user.py:13:25 @[ helpers_user.py:30:37 ]
+\tmul.wide.s32 \t%rd12, %r23, 4;
+\t.loc\t2 9 16                          // jit_helpers.py:9:16 @[ helpers_user.py:32:54 ]
+\tadd.s64 \t%rd5, %rd9, %rd12;
+\t.loc\t1 13 25                         // helpers_user.py:13:25 @[ helpers_user.py:31:40 ]
+\tmul.wide.s32 \t%rd13, %r24, 4;
+}
+\t.file\t1 "helpers_user.py"
+\t.file\t2 "/work/wt-21/tests/snippets/jit_helpers.py"
+"""
+
+
+def test_ptx_helper_chains_39():
+    got = sm.ptx_chains(HELPER_PTX_39, "helpers_user.py")
+    nested = (("", 13), ("", 18), ("", 31))
+    assert got == {4: nested, 8: nested, 10: nested, 11: nested, 15: (("", 31),)}
+    # SASS prints the stack, raw: the asm-numbered 14 stands for the block's line 13
+    hints = sm.sass_hints(HELPER_PTX_39, "helpers_user.py")
+    assert hints[(("helpers_user.py", 14), ("helpers_user.py", 18), ("helpers_user.py", 31))] == (nested,)
+
+
+def test_ptx_helper_chains_36():
+    got = sm.ptx_chains(HELPER_PTX_36, "helpers_user.py")
+    assert got == {2: (("", 13), ("", 30)), 4: ((JIT, 9), ("", 32)), 6: (("", 13), ("", 31))}
+    # its SASS will say only `line 13`: two calls, so the helper's line and no call site
+    hints = sm.sass_hints(HELPER_PTX_36, "helpers_user.py")
+    assert hints[(("helpers_user.py", 13),)] == ((("", 13), ("", 30)), (("", 13), ("", 31)))
+    sass = f"""\
+\t//## File "helpers_user.py", line 13
+        /*0210*/              @!P2 LDG.E.64 R8, desc[UR4][R22.64] ;
+\t//## File "{JIT}", line 9
+        /*0230*/              @!P3 LDG.E.64 R10, desc[UR4][R18.64] ;
+"""
+    assert sm.sass_chains(sass, "helpers_user.py", hints) == {2: (("", 13),), 4: ((JIT, 9), ("", 32))}
+
+
+def test_sass_helper_stack_gi():
+    """nvdisasm -gi: one `//##` line per frame, innermost first."""
+    sass = """\
+\t//## File "helpers_user.py", line 13 inlined at "helpers_user.py", line 18
+\t//## File "helpers_user.py", line 18 inlined at "helpers_user.py", line 31
+\t//## File "helpers_user.py", line 31
+        /*0030*/                   LDC.64 R18, c[0x0][0x210] ;
+\t//## File "helpers_user.py", line 25
+        /*0040*/                   S2R R0, SR_CTAID.X ;
+"""
+    assert sm.sass_chains(sass, "helpers_user.py") == {4: (("", 13), ("", 18), ("", 31)), 6: (("", 25),)}
+    assert sm.sass_lines(sass, "helpers_user.py") == {4: 13, 6: 25}

@@ -10,9 +10,10 @@ import pandas as pd
 import streamlit as st
 
 from app import classroom, services
-from app.lessons.common import ROOT, TARGET, Ctx, library_kernel, settings
+from app.lessons.common import LIBRARY, ROOT, TARGET, Ctx, library_kernel, settings
 from inspectors.base.result import KernelResult
 from inspectors.explain import coalescing, coarsening, layout_view
+from inspectors.read import callsites, sourcemap
 import kernels
 
 NCU_FILE = ROOT / "assets" / "ncu" / "coalescing.json"
@@ -37,9 +38,13 @@ def _estimate_of(kernel: KernelResult, values: dict | None = None) -> coalescing
     return _estimate(kernel.stages["ptx"], params, json.dumps(values, sort_keys=True))
 
 
-def _accesses_table(est: coalescing.KernelEstimate) -> pd.DataFrame:
+def _accesses_table(est: coalescing.KernelEstimate, kernel: KernelResult, slug: str) -> pd.DataFrame:
+    """One row per global access; "Python line" names a helper's line and its call
+    ("line 20 in `_load`, called from line 56") through the source map."""
+    ptx = sourcemap.stage_lines("ptx", kernel.stages["ptx"], LIBRARY[slug].filename)
+    source = kernel.stages.get("source", "")
     return pd.DataFrame([{
-        "PTX line": a.ptx_line, "kind": a.kind, "instruction": a.text.split()[1] if a.text.startswith("@") else a.text.split()[0],
+        "PTX line": a.ptx_line, "Python line": callsites.describe(ptx.chain(a.ptx_line), source), "kind": a.kind, "instruction": a.text.split()[1] if a.text.startswith("@") else a.text.split()[0],
         "based on": a.pointer, "bytes / warp": int(a.bytes_per_request), "sectors (32 B)": round(a.sectors_per_request, 2),
         "efficiency": f"{100 * a.efficiency:.1f} %", "lane → lane": f"{a.lane_stride} B" if a.lane_stride is not None else "—",
     } for a in est.accesses if not a.error])
@@ -60,18 +65,20 @@ def _ttgir_lines(kernel: KernelResult, needles: tuple[str, ...], limit: int = 8)
 
 
 def rows(ctx: Ctx):
-    est = _estimate_of(library_kernel("coalescing", "sum_rows_kernel"))
+    k = library_kernel("coalescing", "sum_rows_kernel")
+    est = _estimate_of(k)
     st.code("acc += tl.load(x_ptr + m * N + n, mask=n < N, other=0.0)   # contiguous in n", language="python")
     _show_access(est, "load", "Each load of a warp")
-    st.dataframe(_accesses_table(est), hide_index=True, width="stretch")
+    st.dataframe(_accesses_table(est, k, "coalescing"), hide_index=True, width="stretch")
     return {}
 
 
 def cols(ctx: Ctx):
-    est = _estimate_of(library_kernel("coalescing", "sum_cols_kernel"))
+    k = library_kernel("coalescing", "sum_cols_kernel")
+    est = _estimate_of(k)
     st.code("acc += tl.load(xt_ptr + n * M + m, mask=n < N, other=0.0)   # stride M in n", language="python")
     _show_access(est, "load", "Each load of a warp")
-    st.dataframe(_accesses_table(est), hide_index=True, width="stretch")
+    st.dataframe(_accesses_table(est, k, "coalescing"), hide_index=True, width="stretch")
     return {}
 
 
@@ -86,7 +93,7 @@ def strided(ctx: Ctx):
                 f"{100 * s['efficiency']:.1f} % used**. Over a warp's 8 loads the distinct sectors give "
                 f"**{100 * s['unique_sectors_efficiency']:.1f} %**: what reaches DRAM at best, if L1 keeps "
                 f"the sectors between the loads.")
-    st.dataframe(_accesses_table(est), hide_index=True, width="stretch")
+    st.dataframe(_accesses_table(est, k, "strided"), hide_index=True, width="stretch")
     return {}
 
 
@@ -120,7 +127,7 @@ def transpose(ctx: Ctx):
                 f"({k.metadata.get('shared', 0):,} bytes of shared memory).")
     _show_access(est, "load", "Loads")
     _show_access(est, "store", "Stores, after the conversion")
-    st.dataframe(_accesses_table(est), hide_index=True, width="stretch")
+    st.dataframe(_accesses_table(est, k, "transpose"), hide_index=True, width="stretch")
     return {}
 
 
@@ -132,7 +139,7 @@ def opaque(ctx: Ctx):
             language="python")
     st.code(_ttgir_lines(k, ("ttg.convert_layout", "tt.store")), language=None)
     _show_access(est, "store", "Each store of a warp")
-    st.dataframe(_accesses_table(est)[lambda d: d.kind == "store"].head(4), hide_index=True, width="stretch")
+    st.dataframe(_accesses_table(est, k, "transpose")[lambda d: d.kind == "store"].head(4), hide_index=True, width="stretch")
     store = next((a for a in est.accesses if a.kind == "store" and a.requests), None)
     version = services.engine().triton_version
     if store is not None and store.lane_stride not in (None, 4):

@@ -85,8 +85,11 @@ def _draw_show(ctx: Ctx, show: ShowSpec) -> None:
         except KeyError:
             st.error(f"{kernel.name} has no {show.stage} stage for {kernel.target}")
             return
-        to_python = {} if show.stage == "source" or not show.python_lines else \
-            sourcemap.stage_lines(show.stage, text, filename).to_python
+        to_python = {}
+        if show.stage != "source" and show.python_lines:
+            # a stage line stands for its own Python line and, in a helper, the calls that made it
+            sl = sourcemap.stage_lines(show.stage, text, filename)
+            to_python = {n: frozenset(ln for path, ln in sl.chain(n) if not path) for n in sl.to_python}
         span = None
         if show.region == "loop":
             loop = ptxops.main_loop(text)
@@ -107,10 +110,12 @@ def _draw_show(ctx: Ctx, show: ShowSpec) -> None:
     st.caption(f"{shown} of {total} {what}" + (" (the first ones)" if total > shown else ""))
 
 
-def excerpt(text: str, match: str | None, to_python: dict[int, int], python_lines: tuple[int, ...], limit: int,
-            is_source: bool = False, span: tuple[int, int] | None = None) -> tuple[list[tuple[int, str]], int]:
+def excerpt(text: str, match: str | None, to_python: dict[int, frozenset[int]], python_lines: tuple[int, ...],
+            limit: int, is_source: bool = False,
+            span: tuple[int, int] | None = None) -> tuple[list[tuple[int, str]], int]:
     """(line number, text) of the stage lines a [[show]] asks for, at most `limit`; and how many
-    matched. `span`: only lines first..last (the main loop)."""
+    matched. `to_python`: stage line -> the Python lines it stands for (its own, and the call
+    sites of the helper it is in). `span`: only lines first..last (the main loop)."""
     lines = text.splitlines()
     wanted = set(python_lines)
     rx = re.compile(match) if match else None
@@ -118,7 +123,7 @@ def excerpt(text: str, match: str | None, to_python: dict[int, int], python_line
     for n, line in enumerate(lines, 1):
         if span and not span[0] <= n <= span[1]:
             continue
-        if wanted and (n not in wanted if is_source else to_python.get(n) not in wanted):
+        if wanted and (n not in wanted if is_source else not to_python.get(n, frozenset()) & wanted):
             continue
         if rx and not rx.search(line):
             continue

@@ -19,7 +19,7 @@ import time
 
 import streamlit as st
 
-from app import panels, present, services, session, urlstate
+from app import panels, present, profile_view, services, session, urlstate
 from app.components import code_editor
 from inspectors.explain import diff
 from inspectors.store import export
@@ -441,8 +441,15 @@ else:
         "Follow a Python line (or click a line)", [None] + mapped, key="follow",
         format_func=lambda n: "—" if n is None else f"{n}: {source_lines[n - 1].strip()[:90]}",
         label_visibility="collapsed" if present_bar else "visible")
+    measured = profile_view.saved_profile(filename, kernel.launch)
+    heat = None
+    if measured is not None and not profile_view.same_source(measured, kernel.stages["source"]):
+        st.caption("A saved profile of this launch exists, but the file changed since it was measured: no heat.")
+    elif measured is not None and st.toggle("Measured heat", key="heat", help=profile_view.label(measured)):
+        heat = profile_view.heat_by_stage(measured, smap, mapped)
+        profile_view.render_hottest(measured, kernel.stages["source"], kernel, smap)
     panels.render_panels(kernel, chosen, smap, mapped, "follow", selected_py,
-                         result.triton_version if len(services.triton_versions()) > 1 else "")
+                         result.triton_version if len(services.triton_versions()) > 1 else "", heat)
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines)

@@ -207,7 +207,8 @@ class Engine:
         cache = folder / "triton"
         cache.mkdir(parents=True)
         sandbox.write_passwd(folder / "etc")
-        trusted = self.settings.triton_cache_dir
+        trusted = self.settings.triton_cache_dir / TRUSTED
+        trusted.mkdir(parents=True, exist_ok=True)
         _link_trusted(trusted, cache)
         limits = sandbox.Limits(memory_mb=self.settings.worker_memory_mb or 8192, scratch_mb=self.settings.scratch_mb,
                                 cpu_s=int(max(60, 4 * self.settings.compile_timeout_s)))
@@ -474,7 +475,7 @@ class Engine:
             # Nothing of this job may reach the next one: a fresh sandbox per job. A pristine
             # library file on a fresh worker ran only our code: its kernels join the trusted cache.
             if worker.jobs == 1 and _digest(request.source) in self._library:
-                _harvest(worker.folder / "triton", self.settings.triton_cache_dir)
+                _harvest(worker.folder / "triton", self.settings.triton_cache_dir / TRUSTED)
             self._replace(slot, wait=False)
         try:
             return CompileResult.from_json(reply)
@@ -582,6 +583,11 @@ def _library_digests() -> frozenset[str]:
     return frozenset(out)
 
 
+# The sandboxed engine's shared Triton cache, in the settings' cache folder: only the server
+# writes it, with what sandboxes compiled from the library's own files. Not the folder itself,
+# which unsandboxed workers (a one-user server, the CLI) write as they run users' code.
+TRUSTED = "sandbox-trusted"
+
 # A Triton cache folder name: by-file/<file name>/<hash> (the worker's layout, one folder per file name)
 _CACHE_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -605,7 +611,8 @@ def _link_trusted(trusted: Path, private: Path, limit: int = 20_000) -> None:
         except OSError:
             continue
         for e in entries:
-            if e.is_dir(follow_symlinks=False) and _CACHE_NAME_RE.match(e.name) and n < limit:
+            if (e.is_dir(follow_symlinks=False) and _CACHE_NAME_RE.match(e.name) and n < limit
+                    and any(f.startswith("__grp__") for f in os.listdir(e.path))):
                 os.symlink(e.path, mine / e.name)
                 n += 1
 
@@ -625,6 +632,8 @@ def _harvest(private: Path, trusted: Path, max_bytes: int = 64 << 20) -> int:
             if entry.is_symlink() or not entry.is_dir() or not _CACHE_NAME_RE.match(entry.name) or dest.exists():
                 continue
             files = list(entry.iterdir())
+            if not any(f.name.startswith("__grp__") for f in files):
+                continue        # an incomplete entry (ptxas crashed): Triton would write into it
             if any(f.is_symlink() or not f.is_file() or not _CACHE_NAME_RE.match(f.name) for f in files):
                 continue
             if sum(f.stat().st_size for f in files) > max_bytes:

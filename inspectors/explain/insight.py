@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from inspectors.read import callsites
 from inspectors.read import memops
 from inspectors.read import resources
 from inspectors.read import sourcemap
@@ -31,6 +32,18 @@ class MemoryOpRow:
     python_line: int | None
     text: str
     why: str = ""              # what limited the width, when the layout allowed more
+    chain: tuple = ()          # in a @triton.jit helper: its frames, innermost first (sourcemap.StageLines.calls)
+
+    @property
+    def called_from(self) -> tuple[int, ...]:
+        """The kernel-file lines whose helper call made this op, innermost call first."""
+        return tuple(ln for path, ln in self.chain[1:] if not path)
+
+    def where(self, source: str = "") -> str:
+        """"line 20 in `_attn_inner`, called from line 56" (callsites.describe)."""
+        if self.python_line is None:
+            return ""
+        return callsites.describe(self.chain or (("", self.python_line),), source)
 
     @property
     def bytes_per_thread(self) -> int:
@@ -74,7 +87,10 @@ class Insight:
                 "explanation": self.occupancy.explanation},
             "memory_ops": [{"kind": m.kind, "space": m.space, "vector": m.vector, "bits": m.bits,
                             "ptx_line": m.ptx_line, "python_line": m.python_line, "why": m.why,
-                            "address": self.addresses[m.ptx_line].expr if m.ptx_line in self.addresses else None}
+                            "address": self.addresses[m.ptx_line].expr if m.ptx_line in self.addresses else None,
+                            # in a @triton.jit helper: the call sites, and every frame ("" = the kernel file)
+                            **({"called_from": list(m.called_from), "chain": [[p, ln] for p, ln in m.chain]}
+                               if m.chain else {})}
                            for m in self.memory_ops],
             "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
                            for py, per in self.source_map.python_to_stage().items()},
@@ -86,18 +102,23 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
     target = parse_target(kernel.target)
     smap = sourcemap.build(stages, filename)
     isa = "ptx" if "ptx" in stages else "amdgcn"
-    isa_map = smap.stages.get(isa, sourcemap.StageLines(isa, {})).to_python
-    ttgir_map = smap.stages.get("ttgir", sourcemap.StageLines("ttgir", {})).to_python
+    isa_lines = smap.stages.get(isa, sourcemap.StageLines(isa, {}))
+    isa_map = isa_lines.to_python
+    ttgir_lines = smap.stages.get("ttgir", sourcemap.StageLines("ttgir", {}))
     accesses = vectorization.analyze(stages.get("ttgir", ""))
-    by_line = {(ttgir_map.get(a.line), a.kind): a for a in accesses}
+    # an access by its Python line, and by its chain of call sites (a helper called twice)
+    by_line = {(ttgir_lines.to_python.get(a.line), a.kind): a for a in accesses}
+    by_chain = {(ttgir_lines.chain(a.line), a.kind): a for a in accesses}
     rows = []
     for op in memops.memops_for(isa, stages.get(isa, "")):
         py = isa_map.get(op.line)
-        access = by_line.get((py, op.kind)) if op.space == "global" else None
+        access = (by_chain.get((isa_lines.chain(op.line), op.kind)) or by_line.get((py, op.kind))
+                  if op.space == "global" else None)
         why = ""
         if access and op.vector * op.bits < access.max_vector * access.elem_bits and access.reasons:
             why = "; ".join(access.reasons)
-        rows.append(MemoryOpRow(op.kind, op.space, op.vector, op.bits, op.line, py, op.text, why))
+        rows.append(MemoryOpRow(op.kind, op.space, op.vector, op.bits, op.line, py, op.text, why,
+                                isa_lines.calls.get(op.line, ())))
 
     res = occ = declared = None
     notes = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from inspectors.read.userfile import is_user_file
+from inspectors.read.userfile import common_prefix, frame, innermost, is_user_file
 
 
 # PTX file table (printed after the function), e.g.  .file	1 "vector_add.py"
@@ -32,24 +32,50 @@ def _file_table(lines: list[str]) -> dict[int, str]:
     return files
 
 
+# The inline stack in an assembler comment, e.g.  standard.py:216:16 @[ softmax.py:35:31 ]
+_COMMENT_FRAME_RE = re.compile(r"([^\s@\[\];/]+(?:/[^\s@\[\];/]+)*):(\d+):(\d+)")
+
+
+def _comment_frames(rest: str, marker: str) -> list[tuple[str, int]]:
+    """The (name, line) frames of a `.loc`'s comment, innermost first: the whole inline
+    stack where the assembler printed one (Triton 3.6's PTX, AMDGCN), else one frame."""
+    comment = rest.split(marker, 1)[1] if marker in rest else ""
+    return [(name, int(line)) for name, line, _col in _COMMENT_FRAME_RE.findall(comment)]
+
+
+def _by_name(files: dict[int, str]):
+    """A comment names files by their last part (`standard.py`): back to the file table's paths."""
+    full: dict[str, str] = {}
+    for path in files.values():
+        full.setdefault(path.rsplit("/", 1)[-1], path)
+    return lambda name: full.get(name.rsplit("/", 1)[-1], name)
+
+
+def _user_frames(raw, filename: str) -> tuple:
+    """Raw (path, line) frames -> the source map's chain (userfile.frame: library dropped)."""
+    return tuple(f for f in (frame(path, line, filename) for path, line in raw) if f)
+
+
 def _ptx_scan(text: str, filename: str):
-    """Walk the PTX once, yielding (line number, kind, info): "insn" with the Python line
-    in effect; "loc" with (path, line, resolved Python line or None, synthetic) for every
-    `.loc` (synthetic: a per-asm-line `.loc` after the first of its block); "asm_begin" and
-    "asm_end" around inline asm."""
+    """Walk the PTX once, yielding (line number, kind, info): "insn" with the chain in
+    effect; "loc" with (raw, chain, synthetic) for every `.loc`, where raw is its
+    (path, line) frames innermost first, library frames included, as SASS will print them,
+    and chain the user frames (see userfile.frame); synthetic: a per-asm-line `.loc` after
+    the first of its block. "asm_begin" and "asm_end" around inline asm.
+
+    The call sites of a `.loc` come from `inlined_at F L C` (Triton 3.7+; the frames
+    outside that point are those of the latest `.loc` of the point: LLVM prints a chain's
+    outer `.loc`s just before its inner ones) or from the comment's `@[ ... ]` stack
+    (Triton 3.6 prints no inlined_at)."""
     lines = text.splitlines()
     files = _file_table(lines)
-    known: dict[tuple[int, int, int], int | None] = {}
+    by_name = _by_name(files)
+    known: dict[tuple[int, int, int], tuple] = {}      # (file, line, col) -> its raw frames
 
-    def point(f: int, line: int, col: int) -> int | None:
-        if (f, line, col) in known:
-            return known[(f, line, col)]
-        return line if line > 0 and is_user_file(files.get(f, ""), filename) else None
-
-    current: int | None = None
+    current: tuple = ()
     in_asm = asm_loc_seen = False
-    for n, raw in enumerate(lines, 1):
-        s = raw.strip()
+    for n, raw_line in enumerate(lines, 1):
+        s = raw_line.strip()
         if s.startswith(_PTX_ASM_BEGIN):
             in_asm, asm_loc_seen = True, False
             yield n, "asm_begin", None
@@ -58,75 +84,88 @@ def _ptx_scan(text: str, filename: str):
             in_asm = False
             yield n, "asm_end", None
             continue
-        m = _LOC_RE.match(raw)
+        m = _LOC_RE.match(raw_line)
         if m:
             f, line, col = int(m["file"]), int(m["line"]), int(m["col"])
-            own = line if line > 0 and is_user_file(files.get(f, ""), filename) else None
+            own = (files.get(f, ""), line)
             inl = _INLINED_AT_RE.search(m["rest"])
-            outer = point(*map(int, inl.groups())) if inl else None
-            py = outer if outer is not None else own
+            if inl:
+                f2, l2, c2 = map(int, inl.groups())
+                raw = (own,) + known.get((f2, l2, c2), ((files.get(f2, ""), l2),))
+            else:
+                stack = _comment_frames(m["rest"], "//")
+                raw = (own,) + tuple((by_name(p), ln) for p, ln in stack[1:])
+            chain = _user_frames(raw, filename) if line > 0 else ()
             synthetic = in_asm and asm_loc_seen
             if not synthetic:
-                known[(f, line, col)] = py
-                current = py
+                known[(f, line, col)] = raw
+                current = chain
             asm_loc_seen = asm_loc_seen or in_asm
-            yield n, "loc", (files.get(f, ""), line, py, synthetic)
+            yield n, "loc", (raw, chain, synthetic)
             continue
-        if raw.startswith("}") or s.startswith(".section"):
-            current = None          # end of the function: debug sections follow
+        if raw_line.startswith("}") or s.startswith(".section"):
+            current = ()            # end of the function: debug sections follow
             continue
-        if current is not None and _PTX_INSN_RE.match(raw) and not s.startswith("."):
+        if innermost(current) is not None and _PTX_INSN_RE.match(raw_line) and not s.startswith("."):
             yield n, "insn", current
 
 
-def ptx_lines(text: str, filename: str) -> dict[int, int]:
-    """PTX: each instruction line -> the Python line of the `.loc` before it. A `.loc`
-    with `inlined_at` goes to where it was inlined (looked up through the earlier `.loc`
-    of that point when it is itself inlined code). In an inline-asm block only the first
-    `.loc` counts: LLVM numbers the block's other lines line+1, line+2, ..."""
+def ptx_chains(text: str, filename: str) -> dict[int, tuple]:
+    """PTX: each instruction line -> the chain of the `.loc` before it, innermost first.
+    In an inline-asm block only the first `.loc` counts: LLVM numbers the block's other
+    lines line+1, line+2, ..."""
     return {n: info for n, kind, info in _ptx_scan(text, filename) if kind == "insn"}
 
 
-def sass_hints(ptx: str, filename: str) -> dict[tuple[str, int], tuple[int, ...]]:
-    """What the PTX knows that `nvdisasm -g` output does not: (path, line) as SASS prints
-    it -> the Python lines it can stand for. Library lines (standard.py:196) with the user
-    lines the PTX inlined them at (several when a helper is called from several lines,
-    like tl.cdiv in matmul), and user lines that exist only as per-asm-line `.loc` numbering
-    (vector_add.py:30, a blank line), mapped to the real line of their block (preferring
-    the block whose last instruction, the ld/st, carried that number)."""
-    lines = ptx.splitlines()
-    files = _file_table(lines)
-    library: dict[tuple[str, int], set[int]] = {}
-    real_user: set[int] = set()
-    synthetic: dict[int, list[int]] = {}       # asm-numbered line -> real lines of its blocks
-    last_in_block: dict[int, list[int]] = {}   # the same, for the number at a block's end
-    base: int | None = None
-    block_line: int | None = None
-    for _n, kind, info in _ptx_scan(ptx, filename):
+def ptx_lines(text: str, filename: str) -> dict[int, int]:
+    """PTX: each instruction line -> the innermost kernel-file line of its `.loc`."""
+    return {n: innermost(c) for n, c in ptx_chains(text, filename).items()}
+
+
+def sass_hints(ptx: str, filename: str) -> dict[tuple, tuple]:
+    """What the PTX knows that the SASS line info does not: the raw frames SASS prints for
+    a piece of code ((path, line) pairs, innermost first) -> the chains they can stand for.
+
+    `nvdisasm -gi` prints the whole raw stack when the PTX had `inlined_at` (Triton 3.7+),
+    `-g`, or a PTX without it (3.6), only the innermost frame: the keys are both. A raw stack can
+    stand for several chains: a helper called from two lines (3.6), library code from
+    several (tl.cdiv in matmul). Per-asm-line `.loc` numbers (vector_add.py:30 of a load
+    on line 27, a blank line) stand for the real line of their block, unless that number
+    is a real line of the same stack elsewhere (then the real line wins); of several
+    blocks, those whose last instruction, the ld/st, carried the number are preferred."""
+    scan = list(_ptx_scan(ptx, filename))
+    full = _INLINED_AT_RE.search(ptx) is not None
+    real: dict[tuple, set] = {}
+    synthetic: dict[tuple, list] = {}
+    last_in_block: dict[tuple, list] = {}
+    base: tuple = ()
+    block_keys: set = set()
+    for _n, kind, info in scan:
         if kind == "asm_begin":
-            block_line = None
+            block_keys = set()
         elif kind == "asm_end":
-            if block_line is not None and base is not None:
-                last_in_block.setdefault(block_line, []).append(base)
+            for key in block_keys if innermost(base) is not None else ():
+                last_in_block.setdefault(key, []).append(base)
         elif kind == "loc":
-            path, line, py, is_synth = info
-            if line <= 0:
+            raw, chain, is_synth = info
+            if raw[0][1] <= 0:
                 continue
+            keys = {tuple(raw), raw[:1]} if full else {raw[:1]}
+            for key in keys:
+                if not is_synth:
+                    if innermost(chain) is not None:
+                        real.setdefault(key, set()).add(chain)
+                elif innermost(base) is not None:
+                    synthetic.setdefault(key, []).append(base)
+            if is_synth:
+                block_keys = keys
             if not is_synth:
-                base = py
-                real_user.update({py} if py is not None else set())
-                if is_user_file(path, filename):
-                    real_user.add(line)
-                elif py is not None:
-                    library.setdefault((path, line), set()).add(py)
-            elif is_user_file(path, filename) and base is not None:
-                synthetic.setdefault(line, []).append(base)
-                block_line = line
-    hints = {key: tuple(sorted(pys)) for key, pys in library.items()}
-    user_path = next((p for p in files.values() if is_user_file(p, filename)), filename)
-    for line, bases in synthetic.items():
-        if line not in real_user:
-            hints[(user_path, line)] = ((last_in_block.get(line) or bases)[0],)
+                base = chain
+    hints = {key: tuple(sorted(chains)) for key, chains in real.items()
+             if len(chains) > 1 or _user_frames(key, filename) != next(iter(chains))}
+    for key, bases in synthetic.items():
+        if key not in real:
+            hints[key] = ((last_in_block.get(key) or bases)[0],)
     return hints
 
 
@@ -134,6 +173,7 @@ def sass_hints(ptx: str, filename: str) -> dict[tuple[str, int], tuple[int, ...]
 
 # nvdisasm -g, e.g.  //## File "vector_add.py", line 27
 # nvdisasm -gi adds  //## File ".../standard.py", line 216 inlined at "softmax.py", line 35
+# and prints the enclosing frames on lines of their own, down to the outermost.
 _SASS_FILE_RE = re.compile(
     r'^\s*//##\s*File\s+"(?P<path>[^"]*)",\s*line\s+(?P<line>\d+)'
     r'(?:\s+inlined at\s+"(?P<ipath>[^"]*)",\s*line\s+(?P<iline>\d+))?')
@@ -145,89 +185,100 @@ _SASS_PAD_RE = re.compile(r"^(?:NOP|BRA\s+`\(\.L_x_\d+\))\s*;?$")
 _SASS_SECTION_RE = re.compile(r"^\s*//-+\s+\S")
 
 
-def sass_lines(text: str, filename: str,
-               hints: dict[tuple[str, int], tuple[int, ...]] | None = None) -> dict[int, int]:
-    """SASS: each instruction line -> the user-file line announced before it.
+def _sass_resolve(raw: tuple, filename: str, hints: dict) -> tuple | None:
+    """One `//##` run's raw frames -> its chain; None when nothing resolves it."""
+    if raw in hints:
+        chains = hints[raw]
+        chain = common_prefix(chains)
+        if innermost(chain) is None and len(chains) > 1:
+            return ()               # several lines it could stand for: can't tell which
+        return chain
+    chain = _user_frames(raw, filename)
+    return chain if innermost(chain) is not None else None
 
-    A library line (inlined code) goes to its `inlined at` user line when nvdisasm gives
-    one (`-gi`), else to the user line `hints` gives it (from the PTX, see `sass_hints`);
-    when the PTX inlined it at several lines (tl.cdiv in matmul) it maps nowhere: in
-    scheduled code the last user line seen is as often wrong as right. Without hints
-    (no PTX) it keeps the last user line seen.
-    Line 0 (compiler-made code) and padding (NOP, the self-branch after EXIT) map nowhere.
+
+def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int, tuple]:
+    """SASS: each instruction line -> the chain announced before it, innermost first.
+
+    A run of `//##` lines is one stack (nvdisasm -gi: innermost first, each enclosing frame
+    on a line of its own; -g or a PTX without inlined_at: the innermost frame only). The
+    PTX's `hints` (see `sass_hints`) resolve library code to the user lines it was inlined
+    at, give 3.6's helper lines their call site where there is only one, and fix
+    asm-numbered lines; when a stack can stand for several lines (tl.cdiv in matmul) it
+    maps nowhere: in scheduled code the last user line seen is as often wrong as right.
+    Unresolved library code without hints keeps the last user chain seen. Line 0
+    (compiler-made code) and padding (NOP, the self-branch after EXIT) map nowhere.
     """
     hints = hints or {}
-    out: dict[int, int] = {}
-    current: int | None = None      # the Python line in effect
-    last_user: int | None = None
-    for n, raw in enumerate(text.splitlines(), 1):
-        m = _SASS_FILE_RE.match(raw)
+    out: dict[int, tuple] = {}
+    current: tuple = ()             # the chain in effect
+    last_user: tuple = ()
+    run: list = []
+    for n, raw_line in enumerate(text.splitlines(), 1):
+        m = _SASS_FILE_RE.match(raw_line)
         if m:
-            path, line = m["path"], int(m["line"])
-            ikey = (m["ipath"], int(m["iline"])) if m["ipath"] else None
-            if is_user_file(path, filename):    # (hints fix asm-numbered lines)
-                cands = hints.get((path, line), (line,) if line > 0 else ())
-            elif ikey and is_user_file(ikey[0], filename):
-                cands = (ikey[1],)
-            elif (path, line) in hints:
-                cands = hints[(path, line)]
-            elif ikey and ikey in hints:
-                cands = hints[ikey]
-            else:                               # inlined code nothing resolves
-                current = last_user
-                continue
-            if len(cands) <= 1:
-                current = cands[0] if cands else None
-                last_user = current if current is not None else last_user
-            else:                   # a helper inlined at several lines: can't tell which
-                current = None
+            run.append((m["path"], int(m["line"])))
+            if m["ipath"]:
+                run.append((m["ipath"], int(m["iline"])))
             continue
-        if _SASS_SECTION_RE.match(raw):
-            current = last_user = None
+        if run:
+            raw = tuple(f for k, f in enumerate(run) if k == 0 or f != run[k - 1])   # -gi says each twice
+            run = []
+            chain = _sass_resolve(raw, filename, hints)
+            if chain is None:       # line 0 of the kernel file maps nowhere; library code: see above
+                current = () if is_user_file(raw[0][0], filename) else last_user
+            else:
+                current = chain
+                last_user = chain if chain else last_user
+        if _SASS_SECTION_RE.match(raw_line):
+            current = last_user = ()
             continue
-        i = _SASS_INSN_RE.match(raw)
-        if i and current is not None and not _SASS_PAD_RE.match(i["insn"]):
+        i = _SASS_INSN_RE.match(raw_line)
+        if i and innermost(current) is not None and not _SASS_PAD_RE.match(i["insn"]):
             out[n] = current
     return out
 
 
+def sass_lines(text: str, filename: str, hints: dict | None = None) -> dict[int, int]:
+    """SASS: each instruction line -> the innermost kernel-file line of its stack."""
+    return {n: innermost(c) for n, c in sass_chains(text, filename, hints).items()}
+
+
 # --------------------------------------------------------------------------- AMDGCN
 
-# The inline stack in the assembler comment, e.g.  standard.py:216:16 @[ softmax.py:35:31 ]
-_AMDGCN_FRAME_RE = re.compile(r"([^\s@\[\];]+):(\d+):(\d+)")
 # An instruction, e.g.  buffer_load_dwordx4 v[0:3], v8, s[0:3], 0 offen    s_endpgm
 _AMDGCN_INSN_RE = re.compile(r"^\s+[a-z_][a-z0-9_.]*(?:\s|$)")
 # Where the function ends, e.g.  .Lfunc_end0:
 _AMDGCN_END_RE = re.compile(r"^\s*(?:\.Lfunc_end\d+:|\.section\b|\.end_amdgpu_metadata|\.amdhsa_kernel\b)")
 
 
-def amdgcn_lines(text: str, filename: str) -> dict[int, int]:
-    """AMDGCN: each instruction line -> the Python line of the `.loc` before it; for a
-    `.loc` in library code, the outermost user-file frame of its comment
+def amdgcn_chains(text: str, filename: str) -> dict[int, tuple]:
+    """AMDGCN: each instruction line -> the chain of the `.loc` before it, innermost first,
+    from the inline stack of its comment
     (`; standard.py:196:12 @[ standard.py:216:16 @[ softmax.py:35:31 ] ]`)."""
     lines = text.splitlines()
     files = _file_table(lines)
-    base = filename.rsplit("/", 1)[-1]
-    out: dict[int, int] = {}
-    current: int | None = None
+    by_name = _by_name(files)
+    out: dict[int, tuple] = {}
+    current: tuple = ()
     for n, raw in enumerate(lines, 1):
         m = _LOC_RE.match(raw)
         if m:
             f, line = int(m["file"]), int(m["line"])
-            current = line if line > 0 and is_user_file(files.get(f, ""), filename) else None
-            comment = m["rest"].split(";", 1)[1] if ";" in m["rest"] else ""
-            frames = _AMDGCN_FRAME_RE.findall(comment)
-            for path, fl, _col in frames[1:]:           # inlined-at frames, inner to outer
-                if int(fl) > 0 and (path == base or is_user_file(path, filename)):
-                    current = int(fl)
+            stack = _comment_frames(m["rest"], ";")
+            frames = ((files.get(f, ""), line),) + tuple((by_name(p), ln) for p, ln in stack[1:])
+            current = _user_frames(frames, filename) if line > 0 else ()
             continue
         if _AMDGCN_END_RE.match(raw):
-            current = None
+            current = ()
             continue
         s = raw.strip()
-        if (current is not None and _AMDGCN_INSN_RE.match(raw)
+        if (innermost(current) is not None and _AMDGCN_INSN_RE.match(raw)
                 and not s.split(None, 1)[0].endswith(":")):
             out[n] = current
     return out
 
 
+def amdgcn_lines(text: str, filename: str) -> dict[int, int]:
+    """AMDGCN: each instruction line -> the innermost kernel-file line of its `.loc`."""
+    return {n: innermost(c) for n, c in amdgcn_chains(text, filename).items()}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from inspectors.read.userfile import is_user_file
+from inspectors.read.userfile import frame, innermost
 
 
 # Metadata, e.g.  !21 = !DILocation(line: 196, column: 12, scope: !22, inlinedAt: !24)
@@ -15,9 +15,10 @@ _LLIR_FIELD_RE = re.compile(r'(\w+):\s*("(?:[^"\\]|\\.)*"|![\d]+|[^,]+)')
 _LLIR_DBG_RE = re.compile(r"!dbg\s+!(\d+)")
 
 
-def llir_lines(text: str, filename: str) -> dict[int, int]:
+def llir_chains(text: str, filename: str) -> dict[int, tuple]:
     """LLVM IR: each line with `!dbg !N` (instructions, and `define ... !dbg !SP {`) -> the
-    outermost user-file frame of N's inlinedAt chain."""
+    user frames of N's inlinedAt chain, innermost first (lines whose chain reaches the
+    kernel file)."""
     lines = text.splitlines()
     md: dict[int, tuple[str, dict[str, str]]] = {}
     for raw in lines:
@@ -44,29 +45,38 @@ def llir_lines(text: str, filename: str) -> dict[int, int]:
             return file_of(ref(f["file"]), depth + 1)
         return file_of(ref(f.get("scope")), depth + 1)
 
-    def user_line(node_id: int) -> int | None:
-        found, seen = None, set()
+    memo: dict[int, tuple] = {}
+
+    def chain(node_id: int) -> tuple:
+        if node_id in memo:
+            return memo[node_id]
+        frames, seen = [], set()
         cur = node_id
         while cur is not None and cur in md and cur not in seen:
             seen.add(cur)
             kind, f = md[cur]
             line = int(f["line"]) if f.get("line", "").isdigit() else 0
             scope = ref(f.get("scope")) if kind == "DILocation" else cur
-            if line > 0 and is_user_file(file_of(scope) or "", filename):
-                found = line            # keep going: the outermost frame wins
+            fr = frame(file_of(scope) or "", line, filename)
+            if fr:
+                frames.append(fr)
             cur = ref(f.get("inlinedAt")) if kind == "DILocation" else None
-        return found
+        memo[node_id] = tuple(frames)
+        return memo[node_id]
 
-    out: dict[int, int] = {}
+    out: dict[int, tuple] = {}
     for n, raw in enumerate(lines, 1):
         s = raw.lstrip()
         if not s or s.startswith(("!", ";")):
             continue
         m = _LLIR_DBG_RE.search(raw)
         if m:
-            py = user_line(int(m.group(1)))
-            if py is not None:
-                out[n] = py
+            c = chain(int(m.group(1)))
+            if innermost(c) is not None:
+                out[n] = c
     return out
 
 
+def llir_lines(text: str, filename: str) -> dict[int, int]:
+    """LLVM IR: each line with `!dbg` -> the innermost kernel-file line of its chain."""
+    return {n: innermost(c) for n, c in llir_chains(text, filename).items()}

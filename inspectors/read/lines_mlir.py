@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from inspectors.read.userfile import is_user_file
+from inspectors.read.userfile import frame, innermost
 
 
 # An alias definition, e.g.  #loc23 = loc("x"(#loc7))   or   #loc = loc("vector_add.py":17:1)
@@ -136,43 +136,44 @@ def _trailing_loc(line: str) -> str | None:
 
 
 def _mlir_resolver(defs: dict[str, str], filename: str):
+    """resolve(parsed location) -> its chain of user frames, innermost first (see
+    userfile.frame): `callsite(callee at caller)` is the callee's frames, then the caller's;
+    Triton's library frames drop out."""
     parsed: dict[str, tuple] = {}
-    memo: dict[str, int | None] = {}
+    memo: dict[str, tuple] = {}
 
-    def resolve(node, seen=()) -> int | None:
+    def resolve(node, seen=()) -> tuple:
         kind = node[0]
         if kind == "file":
-            return node[2] if node[2] > 0 and is_user_file(node[1], filename) else None
+            f = frame(node[1], node[2], filename)
+            return (f,) if f else ()
         if kind == "name":
-            return resolve(node[1], seen) if node[1] is not None else None
+            return resolve(node[1], seen) if node[1] is not None else ()
         if kind == "ref":
             alias = node[1]
             if alias in memo:
                 return memo[alias]
             if alias in seen or alias not in defs:
-                return None
+                return ()
             if alias not in parsed:
                 parsed[alias] = _LocParser(defs[alias]).parse()
             memo[alias] = resolve(parsed[alias], seen + (alias,))
             return memo[alias]
-        if kind == "callsite":      # the outermost user-file frame: the caller first
-            outer = resolve(node[2], seen)
-            return outer if outer is not None else resolve(node[1], seen)
-        if kind == "fused":
-            for child in node[1]:
-                r = resolve(child, seen)
-                if r is not None:
-                    return r
-        return None
+        if kind == "callsite":
+            return resolve(node[1], seen) + resolve(node[2], seen)
+        if kind == "fused":        # the first child in the kernel file, else the first with a frame
+            chains = [c for c in (resolve(child, seen) for child in node[1]) if c]
+            return next((c for c in chains if any(not f[0] for f in c)), chains[0] if chains else ())
+        return ()
 
     return resolve
 
 
-def mlir_lines(text: str, filename: str) -> dict[int, int]:
-    """TTIR/TTGIR: each op line ending in `loc(...)` -> its Python line. A region op
-    prints its location after the region (`} loc(#loc7)`), so the line that opened the
-    region (`scf.for ... {`, `"tt.reduce"(...) ({`, `tt.func ... {`) gets it too; the
-    module's braces are left out."""
+def mlir_chains(text: str, filename: str) -> dict[int, tuple]:
+    """TTIR/TTGIR: each op line ending in `loc(...)` -> its chain of user frames, innermost
+    first (only lines whose chain reaches the kernel file). A region op prints its location
+    after the region (`} loc(#loc7)`), so the line that opened the region (`scf.for ... {`,
+    `"tt.reduce"(...) ({`, `tt.func ... {`) gets it too; the module's braces are left out."""
     lines = text.splitlines()
     defs = {}
     for raw in lines:
@@ -180,7 +181,7 @@ def mlir_lines(text: str, filename: str) -> dict[int, int]:
         if m:
             defs[m["alias"]] = m["body"]
     resolve = _mlir_resolver(defs, filename)
-    out: dict[int, int] = {}
+    out: dict[int, tuple] = {}
     module: list[int] = []                  # marks the module's own braces
     stack: list[list[int]] = []             # per open region: the lines that opened it
     for n, raw in enumerate(lines, 1):
@@ -193,11 +194,11 @@ def mlir_lines(text: str, filename: str) -> dict[int, int]:
             if openers is module:
                 continue
         body = _trailing_loc(s)
-        py = resolve(_LocParser(body).parse()) if body is not None else None
-        if py is not None:
-            out[n] = py
+        chain = resolve(_LocParser(body).parse()) if body is not None else ()
+        if any(not f[0] for f in chain):
+            out[n] = chain
             for o in openers:
-                out[o] = py
+                out[o] = chain
         if s.endswith("{"):
             if s.startswith("module"):
                 stack.append(module)
@@ -206,6 +207,12 @@ def mlir_lines(text: str, filename: str) -> dict[int, int]:
             else:
                 stack.append([n])
     return dict(sorted(out.items()))
+
+
+def mlir_lines(text: str, filename: str) -> dict[int, int]:
+    """TTIR/TTGIR: each op line -> the innermost line of the kernel file it came from
+    (the line inside a `@triton.jit` helper, not the call)."""
+    return {n: innermost(c) for n, c in mlir_chains(text, filename).items()}
 
 
 # The MLIR stages read the same way.

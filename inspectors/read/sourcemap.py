@@ -36,9 +36,25 @@ SASS (`nvdisasm -c -g`) has one comment line per change of line; `-gi` would add
     //## File "vector_add.py", line 27
             /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;
 
-Inlined library code is attributed to the outermost location in the user's file (the
-user's line that called tl.max, not standard.py). Declarations (`#loc = ...`, `!N = ...`,
-`.loc`, `.file`, labels) are never mapped; ops and instructions are.
+Every op maps to a chain of user frames, innermost first: Triton's own library drops out
+(tl.max maps to the user's line that called it, not standard.py), code inlined from a
+user's `@triton.jit` helper keeps its own line and then its call sites:
+(("", 20), ("", 56)) is line 20 of `_attn_inner`, called from line 56 (a helper in
+another file of the user's: (path, line) frames). `StageLines.to_python` holds the
+innermost kernel-file line, `StageLines.calls` the chains of helper code; following a
+Python line lights its own ops and, for a call, everything the call made. Each stage says
+it its own way (Triton 3.9 and 3.6, `tests/snippets/flash_attention.py`)::
+
+    #loc128 = loc(callsite(#loc92 at #loc18))                      TTIR/TTGIR, both
+    !29 = !DILocation(line: 18, column: 5, scope: !30, inlinedAt: !31)            LLVM IR
+    .loc 1 20 13, function_name $L__info_string0, inlined_at 1 56 21             PTX, 3.9
+    .loc 1 18 45 // flash_attention.py:18:45 @[ flash_attention.py:57:86 ]       PTX, 3.6
+    //## File "flash_attention.py", line 20 inlined at "flash_attention.py", line 56
+    //## File "flash_attention.py", line 56                       SASS (-gi), one line a frame
+
+(3.9's PTX prints a chain's outer `.loc`s just before its inner ones; 3.6's PTX has no
+inlined_at, so its SASS has the innermost frame only: see `sass_hints`.) Declarations
+(`#loc = ...`, `!N = ...`, `.loc`, `.file`, labels) are never mapped; ops and instructions are.
 
 Two quirks of the line info need work-arounds (see `ptx_lines` and `sass_hints`):
 
@@ -47,33 +63,60 @@ Two quirks of the line info need work-arounds (see `ptx_lines` and `sass_hints`)
   (four `mov` then `ld.global`), so the raw PTX claims a load on vector_add.py:30, a blank
   line, and ptxas copies that into the SASS line table. Inside a block only its first
   `.loc` is real.
-- `nvdisasm -g` (what the engine runs) drops the inlined-at part: inlined code says
-  `File ".../standard.py", line 196`. The PTX of the same kernel says which user line
-  that came from, so `build` resolves SASS through the PTX when it has both.
+- `nvdisasm -g`, and any SASS of a PTX without inlined_at (Triton 3.6), drops the
+  inlined-at part: inlined code says `File ".../standard.py", line 196`. The PTX of the
+  same kernel says which user line that came from, so `build` resolves SASS through the
+  PTX when it has both.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from inspectors.read.lines_asm import amdgcn_lines, ptx_lines, sass_hints, sass_lines
-from inspectors.read.lines_llir import llir_lines
-from inspectors.read.lines_mlir import mlir_lines
-from inspectors.read.userfile import is_user_file
+from inspectors.read.lines_asm import (amdgcn_chains, amdgcn_lines, ptx_chains, ptx_lines, sass_chains,
+                                       sass_hints, sass_lines)
+from inspectors.read.lines_llir import llir_chains, llir_lines
+from inspectors.read.lines_mlir import mlir_chains, mlir_lines
+from inspectors.read.userfile import innermost, is_user_file
 
 __all__ = ["SourceMap", "StageLines", "amdgcn_lines", "build", "is_user_file", "llir_lines", "mlir_lines",
-           "ptx_lines", "sass_hints", "sass_lines", "stage_lines"]
+           "ptx_lines", "sass_hints", "sass_lines", "stage_lines", "from_chains", "mlir_chains", "llir_chains",
+           "ptx_chains", "sass_chains", "amdgcn_chains", "sass_stage_lines"]
 
 
 @dataclass(frozen=True)
 class StageLines:
     """One stage's map: 1-based stage line -> 1-based line of the user's file (only the
-    lines that map)."""
+    lines that map): the innermost one, inside a `@triton.jit` helper for its code.
+    `calls`: for the lines of inlined helper code, the whole chain of frames, innermost
+    first (("", line) in the kernel file, (path, line) in another file of the user's),
+    e.g. (("", 20), ("", 56)): line 20 of the helper, called from line 56."""
     stage: str
     to_python: dict[int, int]
+    calls: dict[int, tuple] = field(default_factory=dict)
 
     def python_lines(self) -> frozenset[int]:
         return frozenset(self.to_python.values())
+
+    def chain(self, line: int) -> tuple:
+        """The frames of one stage line, innermost first; () when it maps nowhere."""
+        if line in self.calls:
+            return self.calls[line]
+        py = self.to_python.get(line)
+        return () if py is None else (("", py),)
+
+    def call_sites(self, line: int) -> tuple[int, ...]:
+        """The kernel-file lines that called the helper this stage line is in, innermost
+        call first (the line itself left out); () outside helpers."""
+        py = self.to_python.get(line)
+        return tuple(ln for path, ln in self.chain(line) if not path and ln != py)
+
+
+def from_chains(stage: str, chains: dict[int, tuple]) -> StageLines:
+    """A stage's map from its parser's chains (stage line -> frames, innermost first)."""
+    to_python = {n: innermost(c) for n, c in chains.items()}
+    return StageLines(stage, {n: py for n, py in to_python.items() if py is not None},
+                      {n: c for n, c in chains.items() if len(c) > 1 and to_python[n] is not None})
 
 
 @dataclass(frozen=True)
@@ -83,22 +126,29 @@ class SourceMap:
 
     @cached_property
     def _index(self) -> dict[int, dict[str, tuple[int, ...]]]:
-        index: dict[int, dict[str, list[int]]] = {}
+        """Python line -> the stage lines that came from it: its own code, and for a call
+        of a helper everything the call produced (each kernel-file line of a chain)."""
+        index: dict[int, dict[str, set[int]]] = {}
         for name, sl in self.stages.items():
             for n, py in sl.to_python.items():
-                index.setdefault(py, {}).setdefault(name, []).append(n)
+                index.setdefault(py, {}).setdefault(name, set()).add(n)
+            for n, chain in sl.calls.items():
+                for path, py in chain:
+                    if not path:
+                        index.setdefault(py, {}).setdefault(name, set()).add(n)
         return {py: {s: tuple(sorted(ns)) for s, ns in per.items()}
                 for py, per in sorted(index.items())}
 
     def python_to_stage(self) -> dict[int, dict[str, tuple[int, ...]]]:
-        """{python line: {stage: sorted stage lines}}, only stages that have lines for it."""
+        """{python line: {stage: sorted stage lines}}, only stages that have lines for it.
+        A call of a helper has the helper's lines too."""
         return {py: dict(per) for py, per in self._index.items()}
 
     def lines_for(self, stage: str, line: int) -> dict[str, tuple[int, ...]]:
         """Clicking `line` of `stage` ("source" for the Python file): the matching lines in
         every stage, "source" included (the Python line), an empty tuple where a stage has
-        none. Stage to stage goes through the Python line. An empty dict when a stage line
-        maps to nothing (a declaration, compiler-made code)."""
+        none. Stage to stage goes through the (innermost) Python line. An empty dict when a
+        stage line maps to nothing (a declaration, compiler-made code)."""
         if stage == "source":
             py = line
         else:
@@ -112,16 +162,28 @@ class SourceMap:
             out[name] = per.get(name, ())
         return out
 
+    def call_groups(self, stage: str, line: int) -> dict[tuple, tuple[int, ...]]:
+        """The stage lines whose innermost kernel line is `line`, split by the other frames
+        of their chain: {(("", 56),): (...), (("", 58),): (...)} for a helper called from
+        lines 56 and 58; key () for code that is not in a helper."""
+        sl = self.stages.get(stage)
+        out: dict[tuple, list[int]] = {}
+        if sl:
+            for n, py in sl.to_python.items():
+                if py == line:
+                    out.setdefault(tuple(f for f in sl.chain(n) if f != ("", line)), []).append(n)
+        return {k: tuple(v) for k, v in sorted(out.items())}
+
 
 # --------------------------------------------------------------------------- all stages
 
 _PARSERS = {
-    "ttir": mlir_lines,
-    "ttgir": mlir_lines,
-    "llir": llir_lines,
-    "ptx": ptx_lines,
-    "sass": sass_lines,
-    "amdgcn": amdgcn_lines,
+    "ttir": mlir_chains,
+    "ttgir": mlir_chains,
+    "llir": llir_chains,
+    "ptx": ptx_chains,
+    "sass": sass_chains,
+    "amdgcn": amdgcn_chains,
 }
 
 
@@ -131,7 +193,13 @@ def stage_lines(stage: str, text: str, filename: str) -> StageLines:
         parser = _PARSERS[stage]
     except KeyError:
         raise KeyError(f"no source map for stage {stage!r}; known: {', '.join(_PARSERS)}") from None
-    return StageLines(stage, parser(text, filename))
+    return from_chains(stage, parser(text, filename))
+
+
+def sass_stage_lines(sass: str, ptx: str | None, filename: str) -> StageLines:
+    """The SASS map, resolved through the PTX (see `sass_hints`) when there is one."""
+    hints = sass_hints(ptx, filename) if ptx else None
+    return from_chains("sass", sass_chains(sass, filename, hints))
 
 
 def build(stages: dict[str, str], filename: str) -> SourceMap:
@@ -142,8 +210,8 @@ def build(stages: dict[str, str], filename: str) -> SourceMap:
     for name, text in stages.items():
         if name not in _PARSERS or not text:
             continue
-        if name == "sass" and stages.get("ptx"):
-            out[name] = StageLines(name, sass_lines(text, filename, sass_hints(stages["ptx"], filename)))
+        if name == "sass":
+            out[name] = sass_stage_lines(text, stages.get("ptx"), filename)
         else:
             out[name] = stage_lines(name, text, filename)
     return SourceMap(filename, out)

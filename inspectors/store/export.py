@@ -115,8 +115,9 @@ def report(request: CompileRequest, result: CompileResult, filename: str,
         if insight.memory_ops:
             out += ["", "Memory operations:", "", "| line | Python line | instruction | why not wider |",
                     "|---|---|---|---|"]
-            out += [f"| {m.ptx_line} | {m.python_line or ''} | `{_cell(m.text)}` | {_cell(m.why)} |"
-                    for m in insight.memory_ops]
+            src = request.source
+            out += [f"| {m.ptx_line} | {_cell(m.where(src)) if m.chain else m.python_line or ''} | `{_cell(m.text)}` "
+                    f"| {_cell(m.why)} |" for m in insight.memory_ops]
         table = insight.source_map.python_to_stage()
         if table:
             names = [s for s in (stage_texts[i - 1] if stage_texts else kernel.stages) if s != "source"]

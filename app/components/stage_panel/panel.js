@@ -340,6 +340,16 @@ class Panel {
     div.dataset.line = String(i + 1);
     const py = d.py && d.py[i];
     if (py) { div.dataset.py = String(py); div.tabIndex = 0; }
+    const calls = d.calls && d.calls[i + 1];      // inlined helper code: the lines that called it
+    if (calls) div.dataset.from = div.title = "from line " + calls.join(" ← ");
+    const heat = d.heat && d.heat[i + 1];         // a measured profile's share of samples
+    if (heat) {
+      if (!d.heatMax) d.heatMax = Math.max(...Object.values(d.heat));
+      div.classList.add("heat");
+      div.style.setProperty("--heat", String(heat / d.heatMax));
+      div.dataset.heat = (100 * heat).toFixed(1) + " % of samples";
+      div.title = (div.title ? div.title + " · " : "") + div.dataset.heat;
+    }
     const t = el("span", "t");
     let pos = 0, m;
     RUN.lastIndex = 0;
@@ -367,8 +377,14 @@ class Panel {
     this.sel = new Set();
     let first = -1;
     if (py && this.d && this.d.py) {
-      const map = this.d.py;
-      for (let i = 0; i < map.length; i++) if (map[i] === py) { this.sel.add(i); if (first < 0) first = i; }
+      const map = this.d.py, calls = this.d.calls || {};
+      for (let i = 0; i < map.length; i++) {
+        // its own line, or a call site of the helper it is in: what the call made
+        if (map[i] === py || (calls[i + 1] && calls[i + 1].includes(py))) {
+          this.sel.add(i);
+          if (first < 0) first = i;
+        }
+      }
     }
     this.root.toggleAttribute("data-following", this.sel.size > 0);
     if (!this.rowH) return;

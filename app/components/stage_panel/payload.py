@@ -187,8 +187,13 @@ def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
 
 
 def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | None = None,
-          label: str | None = None) -> dict:
-    """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow."""
+          label: str | None = None, calls: dict[int, tuple[int, ...]] | None = None,
+          heat: dict[int, float] | None = None) -> dict:
+    """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow.
+    `calls`: for lines of inlined `@triton.jit` helper code, the kernel lines that called it,
+    innermost call first (following a call site lights them; a followed line says its call).
+    `heat`: line -> share of a measured profile's samples (inspectors.explain.profile): drawn
+    as a bar behind the line, as long as the share over the panel's largest one."""
     stage = stages.get(stage_name)
     lines = split_lines(text)
     ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
@@ -207,6 +212,8 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
         "classes": list(toks.classes), "tokens": list(toks.lines),
         "kinds": {str(n): c for n, c in sorted(kinds.items()) if 1 <= n <= len(lines)},
         "py": py,
+        "calls": {str(n): list(c) for n, c in sorted((calls or {}).items()) if c and 1 <= n <= len(lines)},
+        "heat": {str(n): round(h, 5) for n, h in sorted((heat or {}).items()) if h > 0 and 1 <= n <= len(lines)},
         "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
                     "shared": summary.shared_ops, "widest": summary.widest},
         "legend": {k: render.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},

@@ -1,0 +1,53 @@
+"""A saved profile's heat bars in the real app, in headless Chromium (issue 22). The profile is
+test-made (see tests/test_profile_view.py): this checks the drawing, not a measurement."""
+import hashlib
+
+import pytest
+
+from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from conftest import ROOT
+from inspectors.base.result import CompileRequest
+from inspectors.explain import profile as prof
+from inspectors.read import ncu_source as ncu
+from inspectors.read import sourcemap as sm
+from inspectors.store import profiles
+from test_profile import export, load_heavy
+
+require_chromium()
+
+from playwright.sync_api import expect, sync_playwright  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def page(engine, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("profiles")
+    source = (ROOT / "kernels" / "vector_add.py").read_text()
+    k = engine.compile(CompileRequest(source=source, filename="vector_add.py", target="cuda:90")).kernels[0]
+    raw = export(k.stages["sass"], load_heavy)
+    meta = {"gpu": "test-made CSV, not a measurement", "driver": "-", "cuda": "-", "torch": "-", "triton": "-",
+            "date": "2026-11-24", "tool": "ncu", "file": "vector_add.py", "kernel": k.name, "launch": 1,
+            "source_sha256": hashlib.sha256(source.encode()).hexdigest()}
+    p = prof.build(ncu.parse(raw)[0], k.stages["sass"], sm.build(k.stages, "vector_add.py").stages["sass"], meta=meta)
+    profiles.save(folder, "vector_add-launch1", p, raw)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with running_app({"TLENS_PROFILES_DIR": str(folder)}) as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(url)
+        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
+        yield page, p
+        browser.close()
+
+
+def test_heat_bars_drawn(page):
+    page, p = page
+    page.get_by_role("button", name="Compile").click()
+    py = page.locator('.tlens-panel[data-stage="source"]')
+    expect(py).to_be_visible(timeout=120_000)
+    page.get_by_text("Measured heat").click()
+    hot = py.locator(f'.l.heat[data-line="{p.lines[0].python_line}"]')
+    expect(hot).to_be_visible(timeout=30_000)
+    assert hot.get_attribute("data-heat") == f"{100 * p.lines[0].share:.1f} % of samples"
+    assert float(hot.evaluate("e => getComputedStyle(e).getPropertyValue('--heat')")) == pytest.approx(1.0)
+    assert "linear-gradient" in hot.evaluate("e => getComputedStyle(e).backgroundImage")
+    page.screenshot(path=str(SHOTS / "heat_test_made.png"))
