@@ -35,9 +35,18 @@ run: setup
 
 # A server for a class, for an authenticating reverse proxy on this machine to publish (README,
 # "Serving a class"); e.g. make serve-class TLENS_USER_HEADER=X-Forwarded-User
+# REPLICAS=N (N > 1): N Streamlit processes behind nginx on $(PORT), sticky sessions, the
+# machine's compile workers split between them (deploy/serve_class.py, deploy/nginx.conf.template);
+# ADDRESS: where nginx listens (a second box: its address on the network the front proxy sees).
+REPLICAS ?= 1
+ADDRESS ?= 127.0.0.1
 serve-class: setup
 	TLENS_CLASS=1 $(PY) -m inspectors.base.sandbox --server
+ifeq ($(REPLICAS),1)
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
+else
+	$(PY) deploy/serve_class.py --replicas $(REPLICAS) --port $(PORT) --address $(ADDRESS)
+endif
 
 test: setup
 	$(PY) -m pytest -q

@@ -38,10 +38,13 @@ def parse_overrides(text: str) -> dict:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=48)
+@st.cache_data(show_spinner=False, max_entries=256)
 def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
                    heat_key: str = "", kernel_name: str = "") -> bytes:
-    """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text."""
+    """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text.
+    Room for a class's kernels: 300 students on 80 kernel/target/warps choices open ~240
+    panels, and with 48 entries they were tokenized again and again (the busiest app code
+    in the class's profile, benchmarks/results/class_profile.txt)."""
     py_lines, calls = {}, {}
     for pair in filter(None, py_key.split(",")):
         n, p, *sites = pair.split(":")

@@ -8,6 +8,7 @@ import hashlib
 import json
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
@@ -91,11 +92,17 @@ def session_key() -> str:
     return f"session:{ctx.session_id}" if ctx else "session:?"
 
 
+REPORT_EVERY_S = 1.0     # a waiting session's queue line is redrawn at most this often
+
+
 def _waiting_reporter() -> Callable[[int, float], None]:
     """Shows the queue while a compile waits: "2 compiles ahead of you · waiting 3 s". The
     placeholder is made only when there is something to show: an element added on every
-    compile would shift the panels' places in the page and make Streamlit redraw them."""
-    state: dict = {"slot": None}
+    compile would shift the panels' places in the page and make Streamlit redraw them. The line
+    is sent when its text changes, at most once a second: every dispatch moves every waiting
+    session one place up, and 300 of them redrawn after each of 300 dispatches was most of
+    what the server did for a class."""
+    state: dict = {"slot": None, "text": "", "at": 0.0}
 
     def report(ahead: int, seconds: float) -> None:
         if state["slot"] is None:
@@ -103,8 +110,13 @@ def _waiting_reporter() -> Callable[[int, float], None]:
                 return               # served at once: nothing to show
             state["slot"] = st.empty()
         jobs = "compile" if ahead == 1 else "compiles"
-        state["slot"].info(f"⏳ In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
-                           f"({engine().size} compile workers on this server)")
+        text = (f"⏳ In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
+                f"({engine().size} compile workers on this server)")
+        now = time.monotonic()
+        if text == state["text"] or now - state["at"] < REPORT_EVERY_S:
+            return
+        state["text"], state["at"] = text, now
+        state["slot"].info(text)
 
     def clear() -> None:
         if state["slot"] is not None:
@@ -138,7 +150,11 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
         pool = engines().get(request.triton_version)
     except KeyError as e:
         return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
-    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{pool.triton_version}/{_FORMAT}")
+    # The version the request is routed to, as configured: what a worker reports is missing
+    # while its slot's worker is being replaced (a sandboxed worker ends after its job), and a
+    # key with "" in it was a second compile of the same request (across processes, too).
+    version = request.triton_version or engines().own or pool.triton_version
+    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}")
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
     try:
@@ -148,7 +164,29 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = time.perf_counter() - t0
-    return CompileResult.from_json(value)
+    return _result_of(key, value)
+
+
+_SHARED_ITEMS = 256      # results and insights kept parsed for every session of this process
+_shared_lock = threading.Lock()
+_parsed: OrderedDict[str, tuple[dict, CompileResult]] = OrderedDict()
+
+
+def _result_of(key: str, value: dict) -> CompileResult:
+    """One CompileResult object per cached result for all the sessions that show it (results
+    are frozen): the class's sessions on one kernel parse it once, and what is computed from
+    the object (the insight, below) is found again by identity."""
+    with _shared_lock:
+        hit = _parsed.get(key)
+        if hit is not None and hit[0] is value:
+            _parsed.move_to_end(key)
+            return hit[1]
+    result = CompileResult.from_json(value)
+    with _shared_lock:
+        _parsed[key] = (value, result)
+        while len(_parsed) > _SHARED_ITEMS:
+            _parsed.popitem(last=False)
+    return result
 
 
 @st.cache_data(show_spinner="Disassembling the cubin…", max_entries=64)
@@ -165,7 +203,28 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
     raise KeyError(f"{kernel.name} has no {stage} stage")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+_insights: OrderedDict[tuple[int, str], tuple[KernelResult, object]] = OrderedDict()
+
+
+def _base_insight(kernel: KernelResult, filename: str):
+    """The insight of a kernel object this process has seen: found by identity, without
+    serializing the kernel (every script run of every session showing it asks); else by its
+    JSON (the same kernel read again, e.g. from the history)."""
+    ident = (id(kernel), filename)
+    with _shared_lock:
+        hit = _insights.get(ident)
+        if hit is not None and hit[0] is kernel:
+            _insights.move_to_end(ident)
+            return hit[1]
+    base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
+    with _shared_lock:
+        _insights[ident] = (kernel, base)        # the kernel is held: its id is not reused
+        while len(_insights) > _SHARED_ITEMS:
+            _insights.popitem(last=False)
+    return base
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
 def _insight(kernel_json: str, filename: str):
     kernel = KernelResult.from_json(json.loads(kernel_json))
     return analyze(kernel, dict(kernel.stages), filename)
@@ -180,7 +239,7 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     """Source map, memory ops, resources of one kernel. The SASS part of the source map
     is added only when a SASS panel is open (SASS is disassembled on demand), without
     redoing the rest."""
-    base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
+    base = _base_insight(kernel, filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base
     try:

@@ -10,7 +10,7 @@ to the first stage panel, the same for the session alone, the queue positions th
 shown, and the server's RSS (server + workers) before/after.
 
     .venv/bin/python benchmarks/class_load.py [--sessions 30] [--workers N] [--timeout 60]
-                                              [--client ws|browser]
+                                              [--client ws|browser] [--replicas 4,1] [--profile F]
 
 Two kinds of client, each a real Streamlit session with its own cookie:
   ws       (default) Streamlit's own websocket protocol, as the browser speaks it: a
@@ -49,6 +49,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from browser import CHROMIUM, free_port  # noqa: E402
 import kernels  # noqa: E402
@@ -111,25 +112,74 @@ def rss_mb(pid: int) -> float:
     return total / 1024
 
 
-def start_server(env: dict) -> tuple[subprocess.Popen, str, Path]:
+def rss_by_kind(pid: int) -> dict[str, list[float]]:
+    """RSS (MiB) of each process under `pid` (itself included), by kind: the Streamlit
+    servers, the compile workers, nginx, the rest; and "<kind> peak": each one's peak RSS
+    (VmHWM) since it started."""
+    out: dict[str, list[float]] = {}
+    todo, children = [pid], {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                ppid = int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(p))
+            except (OSError, IndexError, ValueError):
+                pass
+    while todo:
+        q = todo.pop()
+        todo.extend(children.get(q, []))
+        try:
+            cmd = open(f"/proc/{q}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            status = {line.split(":")[0]: line.split()[1] for line in open(f"/proc/{q}/status")
+                      if line.startswith(("VmRSS:", "VmHWM:"))}
+            kb, peak = int(status["VmRSS"]), int(status["VmHWM"])
+        except (OSError, KeyError, IndexError, ValueError):
+            continue
+        kind = ("other" if cmd.split(" ", 1)[0].endswith("bwrap")          # the sandbox around a worker
+                else "worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
+                else "nginx" if "nginx" in cmd else "other")
+        out.setdefault(kind, []).append(kb / 1024)
+        out.setdefault(f"{kind} peak", []).append(peak / 1024)
+    return out
+
+
+def describe_rss(by_kind: dict[str, list[float]]) -> str:
+    parts = []
+    for kind in ("server", "worker", "nginx", "other"):
+        xs, peaks = by_kind.get(kind), by_kind.get(f"{kind} peak", [])
+        if xs:
+            parts.append(f"{len(xs)} {kind}{'s' if len(xs) > 1 else ''} {sum(xs):.0f} MiB"
+                         + (f" (each: median {statistics.median(xs):.0f}, max {max(xs):.0f}; peak since start: "
+                            f"median {statistics.median(peaks):.0f}, max {max(peaks):.0f})"
+                            if kind in ("server", "worker") else ""))
+    return ", ".join(parts)
+
+
+def start_server(env: dict, replicas: int = 1) -> tuple[subprocess.Popen, str, Path]:
+    """One Streamlit process, or `replicas` of them behind nginx (deploy/serve_class.py: the
+    machine's TLENS_WORKERS split over them, one result cache and workspace folder)."""
     port = free_port()
     log = ROOT / "artifacts" / f"class-load-{port}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
-                             "--server.port", str(port), "--server.headless", "true"],
-                            cwd=ROOT, env={**os.environ, **env}, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
+    if replicas == 1:
+        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"),
+               "--server.port", str(port), "--server.headless", "true"]
+    else:
+        cmd = [sys.executable, str(ROOT / "deploy" / "serve_class.py"), "--replicas", str(replicas),
+               "--port", str(port), "--first-port", "0", "--state-dir", str(ROOT / "artifacts" / f"serve-class-{port}")]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=open(log, "wb"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     import urllib.request
-    for _ in range(240):
+    for _ in range(360):
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with {proc.returncode} (log: {log})")
         try:
             if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
                 return proc, url, log
         except OSError:
             time.sleep(0.5)
     raise SystemExit(f"server did not start (log: {log})")
-
-
 
 
 async def session_browser(browser, url: str, root: Path, kind: str, query: str, timeout_s: float) -> dict:
@@ -155,6 +205,9 @@ async def session_browser(browser, url: str, root: Path, kind: str, query: str, 
 
 
 WANT = {"hang": b"took longer than", "huge": b"memory"}
+# A fresh server's first page compiles and shows a kernel the class does not ask for, as
+# deploy/serve_class.py does for each of its processes: imports done before the class.
+WARM_QUERY = "kernel=vector_add&target=cuda%3A90&num_warps=1&run=1"
 QUEUE_RE = re.compile(rb"In the queue: (\d+) compile")
 COMPILED_RE = re.compile(rb"compiled in ([\d.]+) s")          # the summary line: the worker's time
 
@@ -199,7 +252,7 @@ async def session_ws(url: str, root: Path, kind: str, query: str, timeout_s: flo
                                       subprotocols=["streamlit"], max_size=None, open_timeout=180, close_timeout=2,
                                       additional_headers={"Cookie": f"tlens_token={token}"}) as ws:
             msg = BackMsg()
-            msg.rerun_script.query_string = f"{query}&run=1" if kind != "warm" else ""
+            msg.rerun_script.query_string = f"{query}&run=1" if kind != "warm" else WARM_QUERY
             await ws.send(msg.SerializeToString())
             deadline = t0 + timeout_s * 5
             finished_at = None
@@ -274,13 +327,14 @@ def run(plan: list[tuple[str, str]], url: str, root: Path, timeout_s: float, cli
 
 
 @contextlib.contextmanager
-def warm_server(env: dict, client: str):
-    """A fresh server (its own workspace and caches), its first page opened so that the pool
-    starts, and time for its workers to import torch and triton."""
+def warm_server(env: dict, client: str, replicas: int = 1):
+    """A fresh server (its own workspace and caches), its first page opened (a compile of a
+    kernel the class does not ask for) so that the pool starts and the server has imported what
+    it draws, and time for its workers to import torch and triton."""
     root = Path(tempfile.mkdtemp(prefix="tlens-class-load-"))
     cache = Path(tempfile.mkdtemp(prefix="tlens-class-cache-"))
     proc, url, log = start_server({**env, "TLENS_WORKSPACE_DIR": str(root),
-                                   "TLENS_TRITON_CACHE_DIR": str(cache / "triton")})
+                                   "TLENS_TRITON_CACHE_DIR": str(cache / "triton")}, replicas)
     try:
         run([("warm", "")], url, root, 60, client)
         time.sleep(20)
@@ -291,38 +345,29 @@ def warm_server(env: dict, client: str):
         shutil.rmtree(cache, ignore_errors=True)
 
 
+def profiler(pid: int, out: Path) -> subprocess.Popen:
+    """py-spy sampling the server process until interrupted: the thread holding the GIL (the
+    server is one Python process: what holds the GIL is what every session waits on)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "50", "--gil", "--format", "raw",
+                             "--output", str(out), "--nonblocking"],
+                            stdout=subprocess.DEVNULL, stderr=open(str(out) + ".log", "wb"))
+
+
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--sessions", type=int, default=30)
-    ap.add_argument("--workers", type=int, default=0, help="TLENS_WORKERS (0: the server's default)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="TLENS_COMPILE_TIMEOUT")
-    ap.add_argument("--client", choices=("ws", "browser"), default="ws")
-    args = ap.parse_args()
-    env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout)}
-    if args.workers:
-        env["TLENS_WORKERS"] = str(args.workers)
-    plan = class_plan(args.sessions)
-    # Alone: each of the class's well-behaved requests by itself, one after another, on a server
-    # of its own (so that the class's server has none of them in its result cache).
-    with warm_server(env, args.client) as (_, url, _, root):
-        alone = [run([job], url, root, args.timeout, args.client)[0] for job in plan if job[0] == "ok"]
-    with warm_server(env, args.client) as (proc, url, log, root):
-        before = rss_mb(proc.pid)
-        t_class = time.perf_counter()
-        results = run(plan, url, root, args.timeout, args.client)
-        wall = time.perf_counter() - t_class
-        after = rss_mb(proc.pid)
-    pool = args.workers or default_workers()              # what the server chose on this machine
+def report(results: list[dict], alone: list[dict], wall: float, before: float, after: float, pool: int,
+           args, log: Path, label: str) -> bool:
+    """Prints one class's figures beside the alone baseline; True if none failed."""
     ok = [r for r in results if r["kind"] == "ok"]
     good = [r["seconds"] for r in ok if r["status"] == "ok"]
     bad = [r for r in results if r["status"] == "failed"]
     print(f"class_load: {args.sessions} sessions ({args.client} clients), {os.cpu_count()} cores, "
-          f"{pool} compile workers, compile timeout {args.timeout:g} s, server log {log.name}")
+          f"{pool} compile workers, compile timeout {args.timeout:g} s, {label}, server log {log.name}")
     solo = [r["seconds"] for r in alone if r["status"] == "ok"]
     print(f"alone (each of the {len(alone)} requests by itself, one after another): {len(solo)}/{len(alone)} "
           f"completed; click->panels p50 {statistics.median(solo):.1f} s, p95 {pct(solo, 0.95):.1f} s, "
@@ -350,8 +395,57 @@ def main() -> int:
         rs = [r for r in results if r["kind"] == kind]
         print(f"{kind}: " + ", ".join(f"{r['status']} after {r['seconds']:.1f} s" for r in rs))
     print(f"failed: {len(bad)}" + "".join(f"\n  {r['kind']} {r['query']}: {r['detail']}" for r in bad))
-    print(f"server RSS (server + workers): before {before:.0f} MiB, after {after:.0f} MiB")
-    return 0 if not bad else 1
+    print(f"server RSS (server + workers{' + nginx' if 'nginx' in label else ''}): before {before:.0f} MiB, "
+          f"after {after:.0f} MiB", flush=True)
+    return not bad
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=30)
+    ap.add_argument("--workers", type=int, default=0, help="TLENS_WORKERS (0: the server's default): the "
+                                                           "machine's, split over the processes")
+    ap.add_argument("--timeout", type=float, default=60.0, help="TLENS_COMPILE_TIMEOUT")
+    ap.add_argument("--client", choices=("ws", "browser"), default="ws")
+    ap.add_argument("--replicas", default="1",
+                    help="Streamlit processes behind nginx (deploy/serve_class.py; 1: one process, no proxy); "
+                         "a list, e.g. 4,1: the same class against each, one after another, beside one baseline")
+    ap.add_argument("--profile", type=Path, default=None,
+                    help="record the class server's Python stacks with py-spy during the class (raw "
+                         "collapsed stacks to this file) and print the top of the profile (one process only)")
+    args = ap.parse_args()
+    env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout)}
+    if args.workers:
+        env["TLENS_WORKERS"] = str(args.workers)
+    plan = class_plan(args.sessions)
+    pool = args.workers or default_workers()              # what the server chose on this machine
+    # Alone: each of the class's well-behaved requests by itself, one after another, on a server
+    # of its own (so that the class's server has none of them in its result cache).
+    with warm_server(env, args.client) as (_, url, _, root):
+        alone = [run([job], url, root, args.timeout, args.client)[0] for job in plan if job[0] == "ok"]
+    all_ok = True
+    for n, replicas in enumerate(int(r) for r in args.replicas.split(",")):
+        label = "one process" if replicas == 1 else f"{replicas} processes behind nginx (deploy/serve_class.py)"
+        with warm_server(env, args.client, replicas) as (proc, url, log, root):
+            before = rss_mb(proc.pid)
+            spy = profiler(proc.pid, args.profile) if args.profile and replicas == 1 else None
+            t_class = time.perf_counter()
+            results = run(plan, url, root, args.timeout, args.client)
+            wall = time.perf_counter() - t_class
+            after = rss_mb(proc.pid)
+            by_kind = rss_by_kind(proc.pid)
+            if spy is not None:
+                spy.send_signal(2)           # py-spy writes its file on SIGINT
+                spy.wait(60)
+        if n:
+            print()
+        all_ok &= report(results, alone, wall, before, after, pool, args, log, label)
+        print(f"  resident after the class: {describe_rss(by_kind)}", flush=True)
+        if spy is not None:
+            from profile_top import read, tables
+            print(f"\nprofile of the class server during the class (py-spy, 50 Hz, {args.profile}):")
+            print(tables(read(args.profile), 25), flush=True)
+    return 0 if all_ok else 1
 
 
 if __name__ == "__main__":

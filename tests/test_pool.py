@@ -134,3 +134,34 @@ def test_a_hung_compile_holds_up_only_its_own_session(make_engine):
     assert os.getpriority(os.PRIO_PROCESS, hung_pid) == 19          # it no longer competes for the cores
     eng.close()                                                    # ends the hang
     hung.join(30)
+
+
+def test_queue_positions_of_a_lecture_hall_are_the_schedulers_order():
+    """The positions every waiting session is shown (played out once per change of the queue,
+    with a heap) are the order `_next_session` serves them in, played out one by one: 300
+    sessions, some with two jobs, some served before."""
+    import random
+    from collections import deque
+    from inspectors.compile.engine import _Ticket
+    rng = random.Random(24)
+    eng = Engine.__new__(Engine)                    # the scheduler's state only: no workers
+    eng._queues, eng._served, eng._dispatches, eng._changes, eng._order = {}, {}, 500, 0, (-1, {})
+    for i in range(300):
+        s = f"s{i}"
+        eng._queues[s] = deque(_Ticket(s) for _ in range(rng.choice((1, 1, 2))))
+        for t in eng._queues[s]:
+            t.enqueued = rng.random()
+        if rng.random() < 0.4:
+            eng._served[s] = rng.randrange(500)
+    # the reference: serve one job at a time in `_next_session`'s order
+    queues, served, clock, expected = {s: deque(q) for s, q in eng._queues.items()}, dict(eng._served), 500, {}
+    while queues:
+        s = eng._next_session(queues, served)
+        expected[id(queues[s].popleft())] = len(expected)
+        if not queues[s]:
+            del queues[s]
+        clock += 1
+        served[s] = clock
+    tickets = [t for q in eng._queues.values() for t in q]
+    assert [eng._position(t) for t in tickets] == [expected[id(t)] for t in tickets]
+    assert sorted(expected.values()) == list(range(len(tickets)))

@@ -115,3 +115,57 @@ def test_both_levels_are_bounded_and_clear_empties_them(tmp_path):
     tight.clear()
     assert tight.size().memory_items == 0 and tight.size().disk_items == 0
     assert "0 results in memory, 0 on disk" in tight.size().describe()
+
+
+# -- several server processes sharing one folder (make serve-class REPLICAS=N) ------------------
+ASKER = """
+import json, os, sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from inspectors.store.results import ResultCache
+folder, key, me, answer = Path(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+def compute():
+    with open(folder.parent / "calls", "a") as f:
+        f.write(me + "\\n")
+    while not (folder.parent / "go").exists():     # the test says when every asker is waiting
+        time.sleep(0.05)
+    return answer
+def keep(v): return (v.get("error") or {{}}).get("kind") not in ("timeout", "crash", "busy")
+(folder.parent / f"asking-{{me}}").touch()
+value, hit = ResultCache(folder).get_or_compute(key, compute, keep)
+print(json.dumps([value, hit]))
+"""
+
+
+def ask_from_processes(tmp_path, key, answer, n=2):
+    """n processes ask for `key` in one cache folder at once; the first computation holds until
+    every process has started asking. (calls, [(value, hit)] per process)."""
+    import json
+    import subprocess
+    import sys
+    from conftest import ROOT
+    folder = tmp_path / "results"
+    script = ASKER.format(root=str(ROOT))
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(folder), key, str(i), json.dumps(answer)],
+                              stdout=subprocess.PIPE, text=True) for i in range(n)]
+    deadline = time.time() + 60
+    while time.time() < deadline and not ((tmp_path / "calls").exists() and
+                                          all((tmp_path / f"asking-{i}").exists() for i in range(n))):
+        time.sleep(0.05)
+    time.sleep(0.5)                          # the last to ask reaches the lock
+    (tmp_path / "go").touch()
+    out = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    return (tmp_path / "calls").read_text().split(), out
+
+
+def test_two_processes_compute_a_key_once(tmp_path):
+    calls, out = ask_from_processes(tmp_path, "k", {"ok": 1})
+    assert len(calls) == 1
+    assert sorted(hit for _, hit in out) == [False, True] and all(v == {"ok": 1} for v, _ in out)
+
+
+def test_a_hang_is_shared_across_processes_once_and_not_kept(tmp_path):
+    calls, out = ask_from_processes(tmp_path, "hang", TIMEOUT, n=3)
+    assert len(calls) == 1                   # one time limit for the three processes
+    assert [v for v, _ in out] == [TIMEOUT] * 3
+    assert ResultCache(tmp_path / "results").get("hang") is None

@@ -4,21 +4,30 @@ same options and Triton compiles once for a whole class.
 Two levels, both bounded: the newest results in memory (by count), and every result as a
 gzipped JSON file on disk (by total bytes, oldest read first out). A result is keyed by the
 SHA-256 of the request's JSON and the Triton version. Concurrent askers of one key share one
-computation: the first computes, the others wait for it.
+computation: the first computes, the others wait for it, in this process (a thread event) and
+across the server processes that share the folder (an exclusive `flock` on
+`.locks/<key>.lock`: the process holding it computes; one that gets it next finds the result
+on disk). A result that is shared but not kept (a timeout: the same kernel hangs for everyone)
+is left for the processes waiting on that key in `.shared/`, for a few minutes.
 
     cache = ResultCache(Path("~/.cache/triton-lens/results"), max_items=64, max_bytes=256 * 2**20)
     result, hit = cache.get_or_compute(key_of(request_json, "3.9.0"), lambda: compile(...), keep)
 
-Thread-safe; process-local memory, so several server processes share only the disk level.
+Thread-safe and process-safe; the memory level is each process's own, the disk level (and
+one computation per key) is shared by the processes that use the same folder on one machine
+(or a file system with working `flock`, e.g. NFSv4).
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import gzip
 import hashlib
 import json
 import os
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +47,9 @@ class CacheSize:
     def describe(self) -> str:
         return (f"{self.memory_items} results in memory, {self.disk_items} on disk "
                 f"({self.disk_bytes / 2**20:.1f} MiB)")
+
+
+SHARED_S = 600          # how long a shared-but-not-kept result waits in .shared/ for other processes
 
 
 class _InFlight:
@@ -138,6 +150,7 @@ class ResultCache:
         if `share` allows (the same source and options hung or crashed for them too: three
         students with one hanging kernel wait one time limit, not three in a row); else
         computes its own (e.g. a refusal that was about the first asker only)."""
+        asked = time.time()
         while True:
             value = self.get(key)
             if value is not None:
@@ -156,15 +169,81 @@ class ResultCache:
                     return flight.value, False
                 continue                  # ours to compute (or another waiter's)
             try:
-                value = compute()
-                if keep(value):
-                    self.put(key, value)
-                flight.value = value
-                return value, False
+                with self._key_lock(key):          # the other processes' computation of this key
+                    value = self._read_disk(key)
+                    if value is not None:           # they made it while this one waited
+                        self._remember(key, value)
+                        flight.value = value
+                        return value, True
+                    value = self._read_shared(key, since=asked)
+                    if value is None or not share(value):
+                        value = compute()
+                        if keep(value):
+                            self.put(key, value)
+                        elif share(value):
+                            self._write_shared(key, value)
+                    flight.value = value
+                    return value, False
             finally:
                 with self._lock:
                     self._pending.pop(key, None)
                 flight.done.set()
+
+    # -- across processes -----------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _key_lock(self, key: str):
+        """Held by one process at a time per key (no folder: this process only, and the
+        thread-level flight above already makes it one)."""
+        if self.folder is None:
+            yield
+            return
+        try:
+            locks = self.folder / ".locks"
+            locks.mkdir(parents=True, exist_ok=True)
+            fd = os.open(locks / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            yield                     # a read-only disk: compute without the other processes
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)              # releases the lock
+
+    def _shared_path(self, key: str) -> Path:
+        return self.folder / ".shared" / f"{key}.json.gz"
+
+    def _read_shared(self, key: str, since: float) -> dict | None:
+        """A shared-but-not-kept result another process made after `since` (while this one
+        was waiting for it)."""
+        if self.folder is None:
+            return None
+        path = self._shared_path(key)
+        try:
+            if path.stat().st_mtime < since:
+                return None
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                return json.load(f)
+        except (OSError, ValueError, EOFError):
+            return None
+
+    def _write_shared(self, key: str, value: dict) -> None:
+        if self.folder is None:
+            return
+        path = self._shared_path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
+                json.dump(value, f)
+            os.replace(tmp, path)
+            with os.scandir(path.parent) as it:      # the ones nobody waits for any more
+                for e in it:
+                    if e.stat().st_mtime < time.time() - SHARED_S:
+                        os.unlink(e.path)
+        except OSError:
+            pass
 
     # -- for the UI -----------------------------------------------------------------------------
 
@@ -175,6 +254,8 @@ class ResultCache:
         return CacheSize(n, len(files), sum(e.stat().st_size for e in files))
 
     def clear(self) -> None:
+        """This process's memory level and the shared disk level (another process's memory
+        level keeps its newest results until they age out)."""
         with self._lock:
             self._memory.clear()
         for e in self._disk_files():
