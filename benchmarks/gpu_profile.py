@@ -125,9 +125,9 @@ def main(argv=None) -> int:
                 problems = check(prof, path, lines)
                 failures += [f"{name}: {p}" for p in problems]
                 mapped = sum(1 for i in prof.instructions if i.chain)
-                edge = sum(1 for i in prof.instructions if i.where in ("prologue", "epilogue"))
+                edge = sum(1 for i in prof.instructions if i.where in ("prologue", "epilogue", "padding"))
                 say(f"## {name} ({prof.meta.get('kernel')}) — {time.perf_counter() - t0:.1f} s, saved {saved.name}")
-                say(f"   {len(prof.instructions)} SASS instructions: {mapped} on Python lines, {edge} prologue/epilogue, "
+                say(f"   {len(prof.instructions)} SASS instructions: {mapped} on Python lines, {edge} prologue/epilogue/NOP padding, "
                     f"{len(prof.unexplained)} unexplained with samples; {prof.total_samples:,.0f} samples; "
                     f"opcode mismatches {prof.opcode_mismatches}")
                 for row in prof.hottest(source, n=5):

@@ -45,7 +45,7 @@ class InstructionCost:
     stalls: dict                   # reason -> samples
     sectors: float = 0.0           # L2 theoretical sectors, global
     sectors_ideal: float = 0.0
-    where: str = ""                # "" mapped | prologue | epilogue | unexplained
+    where: str = ""                # "" mapped | prologue | epilogue | padding (a NOP) | unexplained
 
     @property
     def python_line(self) -> int | None:
@@ -200,7 +200,10 @@ def build(page: ncu.SourcePage, sass: str, sass_lines, meta: dict | None = None,
     instructions = []
     for k, (row, off, (n, text)) in enumerate(paired):
         chain = sass_lines.chain(n)
-        where = "" if chain else "prologue" if k < first else "epilogue" if k > last else "unexplained"
+        # a NOP without line info is ptxas's scheduling filler (seen in matmul's wgmma loop on the
+        # H100, 4 samples): no source line wrote it
+        where = ("" if chain else "prologue" if k < first else "epilogue" if k > last
+                 else "padding" if _opcode(text).split(".")[0] == "NOP" else "unexplained")
         instructions.append(InstructionCost(
             n, off, text, chain, row.samples, row.executed, row.stalls,
             row.get(ncu.SECTORS), row.get(ncu.SECTORS_IDEAL), where))
