@@ -14,7 +14,8 @@
 #   (TIMEOUT=10: the hangs end sooner; NGINX_FROM_DEB=1: use .deb/ even where nginx is installed)
 #
 # .deb/ is made on a Debian 12 box with:
-#   mkdir -p .deb && cd .deb && apt-get download nginx libpcre2-8-0 libssl3 libcrypt1 zlib1g
+#   mkdir -p .deb && cd .deb && apt-get download nginx nginx-common libpcre2-8-0 libssl3 libcrypt1 zlib1g \
+#     bubblewrap libcap2 libselinux1
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-class-load}
@@ -40,8 +41,9 @@ export PYTHONUNBUFFERED=1
 if [ -z "${NGINX:-}" ] && [ -z "${NGINX_FROM_DEB:-}" ]; then     # NGINX_FROM_DEB=1: test the .deb path
   NGINX=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true)
 fi
-if [ -z "${NGINX:-}" ]; then
-  compgen -G ".deb/*.deb" >/dev/null || { echo "no nginx here and no .deb/ carried" | tee -a "$REPORT"; exit 1; }
+BWRAP=${TLENS_BWRAP:-$(command -v bwrap || true)}
+if [ -z "${NGINX:-}" ] || [ -z "$BWRAP" ]; then
+  compgen -G ".deb/*.deb" >/dev/null || { echo "no nginx or bwrap here and no .deb/ carried" | tee -a "$REPORT"; exit 1; }
   rm -rf /tmp/nginx-root && mkdir -p /tmp/nginx-root
   for deb in .deb/*.deb; do
     if command -v dpkg >/dev/null; then
@@ -50,12 +52,13 @@ if [ -z "${NGINX:-}" ]; then
       (d=$(mktemp -d) && cd "$d" && ar x "$OLDPWD/$deb" && tar -xf data.tar.* -C /tmp/nginx-root)
     fi
   done
-  NGINX=/tmp/nginx-root/usr/sbin/nginx
-  if ldd "$NGINX" | grep -q "not found"; then
+  NGINX=${NGINX:-/tmp/nginx-root/usr/sbin/nginx}
+  BWRAP=${BWRAP:-/tmp/nginx-root/usr/bin/bwrap}
+  if ldd "$NGINX" "$BWRAP" | grep -q "not found"; then
     export LD_LIBRARY_PATH=/tmp/nginx-root/usr/lib/x86_64-linux-gnu:/tmp/nginx-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
 fi
-export NGINX
+export NGINX TLENS_BWRAP=$BWRAP       # the class server sandboxes every compile (bubblewrap)
 
 commit=${TLENS_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo "unknown (set TLENS_COMMIT)")}
 {
@@ -68,6 +71,7 @@ print(f"torch: {torch.__version__}, triton: {triton.__version__}, streamlit: {st
       f"python: {platform.python_version()}")
 PYEOF
   echo "nginx: $("$NGINX" -v 2>&1) ($NGINX${LD_LIBRARY_PATH:+, carried libraries})"
+  echo "bubblewrap: $("$BWRAP" --version 2>&1) ($BWRAP)"
   echo "commit: $commit"
   echo "command: $PY benchmarks/class_load.py --sessions $SESSIONS --workers $WORKERS --timeout $TIMEOUT --replicas $REPLICAS,1"
   echo
