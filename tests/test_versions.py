@@ -247,7 +247,11 @@ def test_page_version_picker_panel_titles_and_compare(two_version_app):
         assert any(f"Triton {v}" in c.value for c in at.caption)
     # Compare: one kernel, two versions
     at.switch_page("views/diff.py").run()
+    # two option sets: one Triton on both sides (the Explorer's last pick), so a version change
+    # does not hide among the option changes
     at.segmented_control(key="cmp-mode").set_value("options").run()
+    assert (at.selectbox(key="opt-a-triton").value, at.selectbox(key="opt-b-triton").value) == (B, B)
+    at.segmented_control(key="cmp-mode").set_value("versions").run()
     at.selectbox(key="opt-src").set_value("softmax").run()
     assert (at.selectbox(key="opt-a-triton").value, at.selectbox(key="opt-b-triton").value) == (A, B)
     at.button(key="opt-build").click().run()

@@ -32,11 +32,12 @@ EXPLORER = "explorer"
 st.html(diffview.diff_css())
 st.title("Compare")
 
-if "cmp-mode" not in st.session_state or st.session_state.get("compare_pick"):
+MODES = {"history": "Two compiles from the history", "options": "One kernel, two option sets",
+         "versions": "One kernel, two Triton versions"}
+modes = ["history", "options"] + (["versions"] if len(services.triton_versions()) > 1 else [])
+if st.session_state.get("cmp-mode") not in modes or st.session_state.get("compare_pick"):
     st.session_state["cmp-mode"] = "history"
-mode = st.segmented_control("What to compare", ["history", "options"], key="cmp-mode",
-                            format_func={"history": "Two compiles from the history",
-                                         "options": "One kernel, two option sets"}.get) or "history"
+mode = st.segmented_control("What to compare", modes, key="cmp-mode", format_func=MODES.get) or "history"
 
 
 def _swap():
@@ -110,8 +111,6 @@ def _option_set(side: str, column) -> None:
         st.selectbox("Target GPU", target_keys, key=f"opt-{side}-target", format_func=lambda k: targets.parse(k).label)
         versions = services.triton_versions()
         if len(versions) > 1:
-            if st.session_state.get(f"opt-{side}-triton") not in versions:   # oldest → newest at first
-                st.session_state[f"opt-{side}-triton"] = versions[0] if side == "a" else versions[-1]
             st.selectbox("Triton version", versions, key=f"opt-{side}-triton")
         st.selectbox("num_warps", WARPS, key=f"opt-{side}-warps",
                      format_func=lambda v: "as the launcher says" if v is None else str(v))
@@ -120,7 +119,25 @@ def _option_set(side: str, column) -> None:
         st.text_input("constexpr overrides", key=f"opt-{side}-constexprs", placeholder="BLOCK_SIZE=512")
 
 
-def _from_options():
+def _default_versions(mode: str) -> None:
+    """Each time a mode is entered its Triton versions start over: two option sets are compiled by
+    the one Triton the Explorer uses (a version change would hide among the option changes), two
+    versions oldest → newest. Within a mode the user's picks stay."""
+    versions = services.triton_versions()
+    if len(versions) < 2 or st.session_state.get("opt-entered") == mode:
+        return
+    st.session_state["opt-entered"] = mode
+    if mode == "versions":
+        st.session_state["opt-a-triton"], st.session_state["opt-b-triton"] = versions[0], versions[-1]
+    else:
+        own = st.session_state.get("triton")
+        own = own if own in versions else services.engine().triton_version
+        own = own if own in versions else versions[-1]
+        st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
+
+
+def _from_options(mode: str):
+    _default_versions(mode)
     choices = _source_choices()
     if st.session_state.get("opt-src") not in choices:
         st.session_state["opt-src"] = EXPLORER
@@ -156,8 +173,8 @@ def _from_options():
                 st.error(f"{side.upper()}: {result.error.headline()}")
                 return None
             pair.append(history.new_record(filename, request, result, {}))
-        st.session_state["opt-pair"] = tuple(pair)
-    return st.session_state.get("opt-pair")
+        st.session_state[f"opt-pair-{mode}"] = tuple(pair)
+    return st.session_state.get(f"opt-pair-{mode}")
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -233,6 +250,8 @@ def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
     st.html(body)
 
 
-pair = _from_history() if mode == "history" else _from_options()
+if mode == "history":
+    st.session_state.pop("opt-entered", None)
+pair = _from_history() if mode == "history" else _from_options(mode)
 if pair:
     _show(*pair)

@@ -121,7 +121,7 @@ class InductorRun:
     torch_version: str = ""
     triton_version: str = ""
     max_abs_diff: float | None = None      # compiled vs eager
-    eager_ms: float | None = None          # do_bench medians over rounds (inductor_timing.measure)
+    eager_ms: float | None = None          # GPU time medians over rounds (inductor_timing.measure)
     compiled_ms: float | None = None
     timing: dict | None = None             # inductor_timing.CompileTiming.to_json(): spread, checks, notes
     seconds: float = 0.0
@@ -220,10 +220,11 @@ def _err(kind: str, message: str, detail: str = "") -> dict:
 
 
 def run_source(source: str, filename: str, out_dir: Path, timing: bool = True, rounds: int = 3,
-               graphs: bool = False, probe=None) -> InductorRun:
+               graphs: bool = True, probe=None) -> InductorRun:
     """torch.compile `fn` of a function file, in this process. The caches must already point
     under `out_dir` (see `main`); returns the kernels this run's wrapper defines. `timing`:
-    compiled vs eager by `inductor_timing.measure` (`rounds`, `graphs`: also CUDA graph replay).
+    compiled vs eager by `inductor_timing.measure` (`rounds`; `graphs`: the GPU time by CUDA graph
+    replay, the headline; without it do_bench's per call from Python).
     `probe(fn, compiled, inputs)`: called after the timing (benchmarks), its result is dropped."""
     started = time.perf_counter()
     import torch
@@ -269,7 +270,7 @@ def run_source(source: str, filename: str, out_dir: Path, timing: bool = True, r
         if timing:           # as the Benchmark page times: L2 flushed, rounds in both orders, spread
             from inspectors.compile import inductor_timing
             timed = inductor_timing.measure(fn, compiled, inputs, rounds=rounds, rep_ms=50, graphs=graphs)
-            eager_ms, compiled_ms = timed.eager.median_ms, timed.compiled.median_ms
+            eager_ms, compiled_ms = timed.headline("eager").median_ms, timed.headline("compiled").median_ms
         if probe is not None:
             probe(fn, compiled, inputs)
     except BaseException as e:  # noqa: BLE001 - user code may raise anything
