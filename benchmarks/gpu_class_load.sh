@@ -38,7 +38,8 @@ fi
 export STREAMLIT_GLOBAL_DEVELOPMENT_MODE=false
 export PYTHONUNBUFFERED=1
 
-if [ -z "${NGINX:-}" ] && [ -z "${NGINX_FROM_DEB:-}" ]; then     # NGINX_FROM_DEB=1: test the .deb path
+NGINX=${TLENS_NGINX:-}
+if [ -z "$NGINX" ] && [ -z "${NGINX_FROM_DEB:-}" ]; then     # NGINX_FROM_DEB=1: test the .deb path
   NGINX=$(command -v nginx || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; } || true)
 fi
 BWRAP=${TLENS_BWRAP:-$(command -v bwrap || true)}
@@ -58,7 +59,7 @@ if [ -z "${NGINX:-}" ] || [ -z "$BWRAP" ]; then
     export LD_LIBRARY_PATH=/tmp/nginx-root/usr/lib/x86_64-linux-gnu:/tmp/nginx-root/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
 fi
-export NGINX TLENS_BWRAP=$BWRAP       # the class server sandboxes every compile (bubblewrap)
+export TLENS_NGINX=$NGINX TLENS_BWRAP=$BWRAP       # the class server sandboxes every compile (bubblewrap)
 
 commit=${TLENS_COMMIT:-$(git rev-parse HEAD 2>/dev/null || echo "unknown (set TLENS_COMMIT)")}
 {
@@ -85,4 +86,5 @@ timeout 540 $PY benchmarks/class_load.py --sessions "$SESSIONS" --workers "$WORK
   | tee -a "$REPORT"
 status=${PIPESTATUS[0]}
 cp artifacts/class-load-*.log "$OUT/" 2>/dev/null
+tar czf "$OUT/serve_logs.tar.gz" artifacts/serve-class-* 2>/dev/null    # each replica's own log
 exit "$status"

@@ -13,7 +13,8 @@ started. Logs and nginx's files: `--state-dir` (replica-N.log, error.log, nginx.
     .venv/bin/python deploy/serve_class.py --replicas 4 [--port 8501] [--address 127.0.0.1]
         [--first-port 8601 | 0: any free ports] [--state-dir DIR] [--nginx /usr/sbin/nginx]
 
-nginx: `apt-get install nginx-light` (Debian, Ubuntu), or NGINX=/path/to/nginx.
+nginx: `apt-get install nginx-light` (Debian, Ubuntu), or TLENS_NGINX=/path/to/nginx (not NGINX:
+nginx itself reads that variable as a list of sockets it inherited).
 """
 from __future__ import annotations
 
@@ -60,10 +61,10 @@ def nginx_config(prefix: Path, listen: str, ports: list[int]) -> str:
 
 
 def find_nginx(given: str | None) -> str:
-    for candidate in (given, os.environ.get("NGINX"), shutil.which("nginx"), "/usr/sbin/nginx"):
+    for candidate in (given, os.environ.get("TLENS_NGINX"), shutil.which("nginx"), "/usr/sbin/nginx"):
         if candidate and Path(candidate).is_file():
             return candidate
-    raise SystemExit("nginx not found: install it (apt-get install nginx-light) or name it with --nginx / NGINX=")
+    raise SystemExit("nginx not found: install it (apt-get install nginx-light) or name it with --nginx / TLENS_NGINX=")
 
 
 def wait_healthy(url: str, what: str, procs: list[subprocess.Popen], seconds: float = 180) -> None:
@@ -147,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         conf = state / "nginx.conf"
         conf.write_text(nginx_config(state, f"{args.address}:{args.port}", ports))
         procs.append(subprocess.Popen([nginx, "-p", str(state), "-c", str(conf), "-e", str(state / "error.log"),
-                                       "-g", "daemon off;"], cwd=state))
+                                       "-g", "daemon off;"], cwd=state,
+                                      env={k: v for k, v in os.environ.items() if k != "NGINX"}))
         wait_healthy(f"http://127.0.0.1:{args.port}", f"nginx (log: {state}/error.log)", procs)
         warmers = [threading.Thread(target=open_page, args=(port,)) for port in ports]
         for t in warmers:

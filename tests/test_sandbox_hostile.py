@@ -472,3 +472,38 @@ def test_a_worker_that_ran_a_users_file_serves_nobody_after(server):
     for _ in range(2):                                            # whichever worker takes it
         r = eng.compile(CompileRequest(source=probe, filename="probe.py"), session="dave")
         assert r.ok and "clean" in r.output and "patched" not in r.output, r.output
+
+
+def test_a_kept_worker_retires_before_its_cpu_limit(server, monkeypatch):
+    """RLIMIT_CPU counts a worker's whole life, and a kept library worker lives job after job:
+    each reply says the CPU seconds the worker has used, and past half its limit the engine
+    starts a fresh one rather than let the kernel's SIGKILL end a student's compile."""
+    eng = server["engine"]
+    lib = (ROOT / "kernels" / "vector_add.py").read_text()
+    assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="erin").ok
+    assert eng.wait_ready(120)
+    used = [w.cpu_s for w in eng._slots if w is not None and w.jobs]
+    assert used and all(0 < s < eng._cpu_limit_s() / 2 for s in used), used     # measured, and far from it
+    before = set(eng.worker_pids())
+    from inspectors.compile import engine as engine_mod
+    monkeypatch.setattr(engine_mod, "RETIRE_AT_CPU", min(used) / eng._cpu_limit_s() / 2)   # as if past it
+    assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="frank").ok
+    assert eng.wait_ready(120)
+    assert set(eng.worker_pids()) != before
+
+
+def test_a_worker_stopped_twice_signals_its_group_once(server, monkeypatch):
+    """Once its leader is reaped a worker's number is free for any new process: a second stop
+    (a timeout's stop, then the replacement's kill) must not signal it."""
+    from inspectors.compile import engine as engine_mod
+    eng = server["engine"]
+    assert eng.wait_ready(120)
+    worker = next(w for w in eng._slots if w is not None)
+    signalled = []
+    real = os.killpg
+    monkeypatch.setattr(engine_mod.os, "killpg", lambda pid, sig: (signalled.append(pid), real(pid, sig)))
+    worker.stop()
+    worker.stop()
+    assert signalled == [worker.proc.pid] and worker.proc.returncode is not None
+    eng._replace(eng._slots.index(worker))
+    assert eng.wait_ready(120)

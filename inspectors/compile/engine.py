@@ -72,6 +72,8 @@ class _Worker:
         self.folder, self.cgroup = folder, cgroup
         self.jobs = 0
         self.clean = True       # has run only the library's own files (see Engine._run)
+        self.cpu_s = 0.0        # CPU seconds the worker process has used, from its last reply
+        self._stop_lock = threading.Lock()
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
             cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
@@ -114,11 +116,18 @@ class _Worker:
         return self.proc.poll() is None
 
     def stop(self):
-        """Every process of this worker ended (its sandbox's too); its folder is kept to be read."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        """Every process of this worker ended (its sandbox's too); its folder is kept to be read.
+        Its process group is signalled only while its leader is not yet reaped: after that the
+        number is free, and on a busy server (a class's sandboxes, their threads) a second stop
+        of the same worker once killed another worker's group, mid-compile, by a reused number.
+        (Linux gives no new process a number still in use as a group's id, so while any member
+        lives the group is still this worker's.)"""
+        with self._stop_lock:
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         if self.cgroup is not None:
             self.cgroup.kill()
         try:
@@ -212,7 +221,7 @@ class Engine:
         trusted.mkdir(parents=True, exist_ok=True)
         _link_trusted(trusted, cache)
         limits = sandbox.Limits(memory_mb=self.settings.worker_memory_mb or 8192, scratch_mb=self.settings.scratch_mb,
-                                cpu_s=int(max(60, 4 * self.settings.compile_timeout_s)))
+                                cpu_s=self._cpu_limit_s())
         env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
                "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
                "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env}
@@ -223,6 +232,10 @@ class Engine:
         cgroup = sandbox.Cgroup.create(f"{self.scratch.name}-w{n}", limits)
         return _Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
                        preexec=limits.preexec(cgroup))
+
+    def _cpu_limit_s(self) -> int:
+        """RLIMIT_CPU of a sandboxed worker: the CPU seconds of its whole life."""
+        return int(max(60, 4 * self.settings.compile_timeout_s))
 
     @property
     def triton_version(self) -> str:
@@ -431,6 +444,8 @@ class Engine:
             worker.proc.stdin.flush()
             worker.jobs += 1
             reply = self._await_reply(worker, job_dir, timeout)
+            if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
+                worker.cpu_s = float(reply.pop("_cpu_s"))
         except queue.Empty:
             worker.stop()
             tail = _output_tail(job_dir)
@@ -480,7 +495,9 @@ class Engine:
             worker.clean = worker.clean and _digest(request.source) in self._library
             if worker.clean:
                 _harvest(worker.folder / "triton", self.settings.triton_cache_dir / TRUSTED)
-            else:
+            # RLIMIT_CPU counts a process's whole life: a worker kept for job after job retires
+            # at half of it, before the kernel's SIGKILL could end a student's compile.
+            if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
                 self._replace(slot, wait=False)
         try:
             return CompileResult.from_json(reply)
@@ -545,6 +562,9 @@ class Engine:
             if w is not None:
                 w.kill()
         shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced
 
 
 class _OverQuota(Exception):

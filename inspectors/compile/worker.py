@@ -440,6 +440,7 @@ def main() -> None:
         else:
             req = CompileRequest(**msg["request"])
             reply = run_job(req, Path(msg["job_dir"])).to_json()
+            reply["_cpu_s"] = round(time.process_time(), 2)     # the engine retires a worker near RLIMIT_CPU
         proto_out.write(json.dumps(reply) + "\n")
         proto_out.flush()
 
