@@ -51,3 +51,36 @@ def test_heat_bars_drawn(page):
     assert float(hot.evaluate("e => getComputedStyle(e).getPropertyValue('--heat')")) == pytest.approx(1.0)
     assert "linear-gradient" in hot.evaluate("e => getComputedStyle(e).backgroundImage")
     page.screenshot(path=str(SHOTS / "heat_test_made.png"))
+
+
+COMMITTED = ROOT / "assets" / "profiles"
+
+
+@pytest.mark.skipif(not (COMMITTED / "matmul-launch1.json").is_file(), reason="no committed matmul profile")
+def test_a_committed_h100_profile_in_the_explorer():
+    """The matmul profile measured on the H100 (assets/profiles/), opened as a user would at
+    1280×720: the label names the GPU, the Python panel's hottest line carries its share, the
+    hottest-lines table says which stall dominates. Screenshot: assets/screenshots/
+    explorer_profile_1280x720.png with TLENS_SCREENSHOTS=assets."""
+    import os
+    saved, _ = profiles.load(COMMITTED / "matmul-launch1.json")
+    top = saved.lines[0]
+    shots = ROOT / "assets" / "screenshots" if os.environ.get("TLENS_SCREENSHOTS") == "assets" else SHOTS
+    shots.mkdir(parents=True, exist_ok=True)
+    with running_app() as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
+        page.goto(url + "/?kernel=matmul&target=cuda%3A90&run=1")
+        py = page.locator('.tlens-panel[data-stage="source"]')
+        expect(py).to_be_visible(timeout=120_000)
+        page.get_by_text("Measured heat").click()
+        expect(page.get_by_text(f"measured on {saved.meta['gpu']}").first).to_be_attached(timeout=30_000)
+        hot = py.locator(f'.l.heat[data-line="{top.python_line}"]')
+        hot.scroll_into_view_if_needed(timeout=30_000)
+        expect(hot).to_be_visible(timeout=30_000)
+        assert hot.get_attribute("data-heat") == f"{100 * top.share:.1f} % of samples"
+        ptx = page.locator('.tlens-panel[data-stage="ptx"] .l.heat').first
+        expect(ptx).to_be_attached(timeout=30_000)            # the heat reaches the PTX lines too
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(shots / "explorer_profile_1280x720.png"))
+        browser.close()

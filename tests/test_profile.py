@@ -232,6 +232,18 @@ def test_fresh_profile_of_vector_add(tmp_path):
     assert back_raw == raw and back.lines == p.lines
 
 
+@pytest.mark.skipif(not any(PROFILES.glob("*.csv")), reason="no committed profiles yet (benchmarks/gpu_profile.py)")
+def test_every_stall_reason_of_the_committed_exports_has_words():
+    """The H100's ncu (2025.3) names its stall columns stall_lg, stall_mio, stall_no_inst...: each
+    one the committed exports carry is said in words in the hottest-lines table."""
+    reasons = set()
+    for path in PROFILES.glob("*.ncu.csv"):
+        for page in ncu.parse(path.read_text()):
+            for row in page.rows:
+                reasons |= set(row.stalls)
+    assert reasons and reasons <= set(ncu.STALL_WORDS), reasons - set(ncu.STALL_WORDS)
+
+
 @pytest.mark.skipif(not any(PROFILES.glob("*.json")), reason="no committed profiles yet (benchmarks/gpu_profile.py)")
 def test_committed_profiles_map_and_heat():
     """The profiles measured on the H100: each opens, names where it was measured, maps every

@@ -22,7 +22,8 @@ profiler's `==PROF==` chatter, the kernel's name), then a header row that starts
 
 Versions name some columns differently (exports seen in the wild): the samples column is
 also `# Samples`, and the reasons also `smsp__pcsamp_warps_issue_stalled_<reason>` (their
-`_not_issued` twins left out); both read the same. A header that has no `Address` or no
+`_not_issued` twins left out, as the `stall_<reason> (Not Issued)` twins of Nsight Compute
+2025.3: a subset of the same samples, counted twice if read); both read the same. A header that has no `Address` or no
 `Source` column is not this page: `parse` says so.
 """
 from __future__ import annotations
@@ -72,6 +73,11 @@ STALL_WORDS = {
     "math_pipe_throttle": "math pipe throttle: the math unit is busy",
     "no_instructions": "no instruction: instruction cache miss or branch",
     "tex_throttle": "texture/TMA throttle",
+    # the short names of Nsight Compute 2025.3's Source-page export (stall_lg, stall_mio, ...)
+    "lg": "LG throttle: the global memory queue is full",
+    "mio": "MIO throttle: the shared-memory/special-function queue is full",
+    "no_inst": "no instruction: instruction cache miss or branch",
+    "sleep": "sleeping",
 }
 
 _HEX_RE = re.compile(r"^(?:0x)?([0-9a-fA-F]+)$")
@@ -202,7 +208,7 @@ def parse(text: str) -> list[SourcePage]:
 def _stalls(header: list[str], metrics: dict) -> dict[str, float]:
     """Samples by reason, from the first family of reason columns the header has."""
     for prefix in STALL_PREFIXES:
-        names = [h for h in header if h.startswith(prefix) and not h.endswith("_not_issued")]
+        names = [h for h in header if h.startswith(prefix) and not h.endswith(("_not_issued", "(Not Issued)"))]
         if names:
             return {h[len(prefix):]: metrics[h] for h in names if metrics.get(h)}
     return {}
