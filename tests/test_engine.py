@@ -238,3 +238,27 @@ def test_same_kernel_under_two_file_names(engine, snippet):
     assert 'loc("first_name.py":' in first.kernels[0].stages["ttir"]
     assert 'loc("second_name.py":' in second.kernels[0].stages["ttir"]
     assert '"second_name.py"' in second.kernels[0].stages["ptx"]
+
+
+def test_linking_the_trusted_cache_skips_what_another_process_moves(tmp_path, monkeypatch):
+    """Server processes share the trusted cache: while one links it into a new worker's cache,
+    another harvests into it through a `.tmp-` folder that is renamed away at any moment. The
+    link skips `.tmp-` folders and any entry gone by the time it is read."""
+    import os as os_mod
+    from inspectors.compile import engine as engine_mod
+    by_file = tmp_path / "trusted" / "by-file" / "matmul.py"
+    for name in ("KEPT", "GONE", ".tmp-5232-NEW"):
+        (by_file / name).mkdir(parents=True)
+        (by_file / name / "__grp__matmul_kernel.json").write_text("{}")
+    real = os_mod.listdir
+
+    def listdir(path):
+        if str(path).endswith("GONE"):
+            raise FileNotFoundError(2, "renamed away", str(path))
+        return real(path)
+
+    monkeypatch.setattr(engine_mod.os, "listdir", listdir)
+    private = tmp_path / "private"
+    engine_mod._link_trusted(tmp_path / "trusted", private)
+    linked = sorted(p.name for p in (private / "by-file" / "matmul.py").iterdir())
+    assert linked == ["KEPT"] and (private / "by-file" / "matmul.py" / "KEPT").is_symlink()

@@ -636,10 +636,17 @@ def _link_trusted(trusted: Path, private: Path, limit: int = 20_000) -> None:
         except OSError:
             continue
         for e in entries:
-            if (e.is_dir(follow_symlinks=False) and _CACHE_NAME_RE.match(e.name) and n < limit
-                    and any(f.startswith("__grp__") for f in os.listdir(e.path))):
-                os.symlink(e.path, mine / e.name)
-                n += 1
+            # another server process may be harvesting into this folder as we read it: its
+            # `.tmp-` folder is renamed away at any moment (a class of 300 on 16 cores once
+            # failed a student's compile on a FileNotFoundError here)
+            if e.name.startswith(".") or n >= limit or not _CACHE_NAME_RE.match(e.name):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False) and any(f.startswith("__grp__") for f in os.listdir(e.path)):
+                    os.symlink(e.path, mine / e.name)
+                    n += 1
+            except OSError:
+                continue
 
 
 def _harvest(private: Path, trusted: Path, max_bytes: int = 64 << 20) -> int:
