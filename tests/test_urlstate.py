@@ -101,3 +101,27 @@ def test_bad_link_warns_and_still_works():
     assert not at.exception
     assert at.warning and "kernel='../../etc/passwd'" in at.warning[0].value
     assert at.selectbox(key="picker").value == "vector_add"
+
+
+def test_a_link_whose_compile_fails_compiles_once(monkeypatch):
+    """A link with run=1 whose compile times out: the page reruns to show the error (the editor
+    reopens), and that rerun must not compile the link again. It did: a class's hanging kernel
+    took two time limits (126 s for a 60-s limit) to report."""
+    from app import services
+    from inspectors.base.result import CompileError, CompileResult
+    calls = []
+
+    def timed_out(request, timeout):
+        calls.append(request.filename)
+        return CompileResult(error=CompileError("timeout", f"compile took longer than {timeout:g} s and was "
+                                                "stopped", request.filename, None))
+
+    monkeypatch.setattr(services, "compile_kernel", timed_out)
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update({"kernel": "vector_add", "run": "1"})
+    at.run()
+    assert not at.exception, at.exception
+    assert any("took longer than" in e.value for e in at.error), [e.value for e in at.error]
+    assert calls == ["vector_add.py"]
+    at.run()                                             # any later rerun: still one
+    assert calls == ["vector_add.py"]

@@ -15,6 +15,7 @@ never written) and that copy is what the library entry shows for the rest of the
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import streamlit as st
@@ -342,6 +343,10 @@ def _request() -> CompileRequest | None:
 if compile_clicked or (pending is not None and pending.run):
     _save_current()
     st.session_state["compile_request"] = _request()
+    if pending is not None and pending.run:      # the link's compile is asked for once: the request
+        pending = dataclasses.replace(pending, run=False)     # itself waits in the session (below),
+        st.session_state["_url_pending"] = pending             # and a failed one (st.rerun to show the
+                                                               # error) must not compile again
 # The request waits in the session until its result is stored: a keystroke in the editor starts
 # a new run and stops this one at its next st call, and a Compile click is not replayed.
 request = st.session_state.get("compile_request")
