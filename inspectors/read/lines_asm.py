@@ -214,6 +214,10 @@ def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int
     current: tuple = ()             # the chain in effect
     last_user: tuple = ()
     run: list = []
+    ambiguous: list[tuple[tuple, list]] = []      # (the chains it could be, its instruction lines)
+    group: list | None = None
+    section = 0
+    sections: dict[int, int] = {}
     for n, raw_line in enumerate(text.splitlines(), 1):
         m = _SASS_FILE_RE.match(raw_line)
         if m:
@@ -225,6 +229,9 @@ def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int
             raw = tuple(f for k, f in enumerate(run) if k == 0 or f != run[k - 1])   # -gi says each twice
             run = []
             chain = _sass_resolve(raw, filename, hints)
+            group = [] if chain == () and raw in hints else None     # several lines it could be
+            if group is not None:
+                ambiguous.append((hints[raw], group))
             if chain is None:       # line 0 of the kernel file maps nowhere; library code: see above
                 current = () if is_user_file(raw[0][0], filename) else last_user
             else:
@@ -232,11 +239,41 @@ def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int
                 last_user = chain if chain else last_user
         if _SASS_SECTION_RE.match(raw_line):
             current = last_user = ()
+            group = None
+            section += 1
             continue
         i = _SASS_INSN_RE.match(raw_line)
-        if i and innermost(current) is not None and not _SASS_PAD_RE.match(i["insn"]):
-            out[n] = current
+        if i and not _SASS_PAD_RE.match(i["insn"]):
+            sections[n] = section
+            if innermost(current) is not None:
+                out[n] = current
+            elif group is not None:
+                group.append(n)
+    for chains, lines in ambiguous:
+        if lines:
+            chain = _by_call_site(chains, lines, out, sections)
+            for n in lines if chain else ():
+                out[n] = chain
     return out
+
+
+def _by_call_site(chains: tuple, lines: list[int], out: dict[int, tuple], sections: dict[int, int]) -> tuple:
+    """Of the chains an ambiguous run could stand for, the one inlined at the call site of the
+    nearest instruction (either way, in the same function) whose line info names one, when
+    exactly one candidate was inlined there; else () (unmapped). Each call of a helper is a
+    copy of its own: on Triton 3.6, whose SASS line info names only the innermost frame,
+    flash attention's tl.max (standard.py) stands for line 28 called from line 57 or line 25
+    called from line 59, and the code around it says which call it is in."""
+    sites = {c[1:] for c in chains if len(c) > 1}
+    if len(sites) < 2 or len(sites) != len(chains):
+        return ()
+    first, last = lines[0], lines[-1]
+    called = sorted(n for n, c in out.items() if len(c) > 1 and c[1:] in sites
+                    and sections.get(n) == sections.get(first))
+    if not called:
+        return ()
+    nearest = min(called, key=lambda n: first - n if n < first else n - last)
+    return next(c for c in chains if c[1:] == out[nearest][1:])
 
 
 def sass_lines(text: str, filename: str, hints: dict | None = None) -> dict[int, int]:
