@@ -83,7 +83,8 @@ def main(argv=None) -> int:
     say("Measured cost per line (benchmarks/gpu_profile.py)")
     for key in ("gpu", "capability", "driver", "cuda", "torch", "triton", "python", "ncu", "date"):
         say(f"{key}: {env.get(key)}")
-    say(f"command: python3 benchmarks/gpu_profile.py --out DIR --set {args.ncu_set} --budget-s {args.budget_s:g}")
+    say(f"command: python3 benchmarks/gpu_profile.py --out DIR --set {args.ncu_set} --budget-s {args.budget_s:g}"
+        + (f" --only {args.only}" if args.only else ""))
     say()
 
     failures, skipped, done = [], [], 0
