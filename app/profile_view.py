@@ -84,6 +84,14 @@ def measured_vs_predicted(profile: Profile, kernel, smap) -> list[dict]:
     return rows
 
 
+FEW_SAMPLES = 400      # below this, say how uncertain a line's share is
+
+
+def _spread(n: int) -> int:
+    """Two standard errors, in percentage points, of a 25 % share measured on n samples."""
+    return round(200 * (0.25 * 0.75 / max(n, 1)) ** 0.5)
+
+
 def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> None:
     """The hottest lines with the reasons in words; with the compile, measured against
     predicted sectors per request."""
@@ -95,9 +103,13 @@ def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> Non
              if r["sectors_per_request"] and r["ideal_sectors_per_request"] else ""}
             for r in profile.hottest(source, n=8)]
     top = rows[0] if rows else None
-    title = f"Hottest lines — {top['where']}: {top['share']} of samples" if top else "Hottest lines"
+    n = int(profile.total_samples)
+    title = (f"Hottest lines — {top['where']}: {top['share']} of {n:,} samples" if top else "Hottest lines")
     with st.expander(title):             # folded: the panels stay on the first screen
-        st.caption(f"Where the time goes, {label(profile)}: share of warp-stall samples per line.")
+        st.caption(f"Where the time goes, {label(profile)}: share of warp-stall samples per line."
+                   + (f" Only {n} samples: a share of p % is known to about ±{_spread(n)} points "
+                      "(two standard errors at 25 %); close lines may trade places in another run."
+                      if n < FEW_SAMPLES else ""))
         st.dataframe(rows, hide_index=True, width="stretch")
         compared = measured_vs_predicted(profile, kernel, smap) if kernel is not None else []
         if compared:

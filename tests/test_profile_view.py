@@ -64,6 +64,12 @@ def test_heat_in_the_explorer(saved):
     table = at.dataframe[0].value
     assert table["where"].iloc[0] == f"line {hot.python_line}" and "long scoreboard" in table["why"].iloc[0]
     assert any("Where the time goes, measured on test-made CSV" in c.value for c in at.caption)
+    from app import profile_view
+    n = int(p.total_samples)
+    assert any(e.label == f"Hottest lines — line {hot.python_line}: {100 * hot.share:.1f} % of {n:,} samples"
+               for e in at.expander), [e.label for e in at.expander]
+    few = any("samples: a share of p % is known to about" in c.value for c in at.caption)
+    assert few == (n < profile_view.FEW_SAMPLES)
     # measured against predicted: the estimate of this PTX (16 sectors for a v4 load of a warp)
     # next to the test-made 4 sectors per execution
     compared = at.dataframe[1].value
@@ -83,3 +89,10 @@ def test_edited_file_gets_no_heat(saved):
     assert not at.exception, at.exception
     assert any("the file changed since it was measured" in c.value for c in at.caption)
     assert not [t for t in at.toggle if t.key == "heat"]
+
+
+def test_few_samples_are_said_with_their_uncertainty():
+    """matmul's H100 profile has 56 samples: its top line's 25 % is known to about ±12 points."""
+    from app import profile_view
+    assert profile_view._spread(56) == 12 and profile_view._spread(383) == 4
+    assert profile_view._spread(10_000) == 1
