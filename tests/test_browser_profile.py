@@ -57,7 +57,7 @@ COMMITTED = ROOT / "assets" / "profiles"
 
 
 @pytest.mark.skipif(not (COMMITTED / "matmul-launch1.json").is_file(), reason="no committed matmul profile")
-def test_a_committed_h100_profile_in_the_explorer():
+def test_a_committed_h100_profile_in_the_explorer(page):
     """The matmul profile measured on the H100 (assets/profiles/), opened as a user would at
     1280×720: the label names the GPU, the Python panel's hottest line carries its share, the
     hottest-lines table says which stall dominates. Screenshot: assets/screenshots/
@@ -67,8 +67,8 @@ def test_a_committed_h100_profile_in_the_explorer():
     top = saved.lines[0]
     shots = ROOT / "assets" / "screenshots" if os.environ.get("TLENS_SCREENSHOTS") == "assets" else SHOTS
     shots.mkdir(parents=True, exist_ok=True)
-    with running_app() as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    browser = page[0].context.browser                # the module's Chromium; a server of our own
+    with running_app() as url:                        # with the default profiles folder
         page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.goto(url + "/?kernel=matmul&target=cuda%3A90&run=1")
         py = page.locator('.tlens-panel[data-stage="source"]')
@@ -83,4 +83,4 @@ def test_a_committed_h100_profile_in_the_explorer():
         expect(ptx).to_be_attached(timeout=30_000)            # the heat reaches the PTX lines too
         page.wait_for_timeout(500)
         page.screenshot(path=str(shots / "explorer_profile_1280x720.png"))
-        browser.close()
+        page.close()
