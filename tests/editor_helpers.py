@@ -9,6 +9,7 @@ insertion, like a paste); its whole text is read through `tlensText()` on the ed
 since CodeMirror draws only the lines in view.
 """
 import json
+import time
 
 
 class Editor:
@@ -39,12 +40,20 @@ def editor(at, key: str = "source") -> Editor:
 EDITOR = ".tl-editor"
 
 
-def open_editor(page) -> None:
-    """The explorer's editor box folds to one line after a kernel's first compile: open it."""
+def open_editor(page, timeout_s: float = 120) -> None:
+    """The explorer's editor box folds to one line after a kernel's first compile: open it.
+    On a loaded machine the page may still be in its first script runs (a rerun redraws the
+    editor after the compile part of the page): wait for the editor, opening the box when it
+    is drawn folded."""
     box = page.locator(".st-key-tlens-editor")
-    if box.count() and not page.locator(f"{EDITOR} .cm-content").first.is_visible():
-        box.locator("summary").first.click()
-        page.locator(f"{EDITOR} .cm-content").first.wait_for(state="visible", timeout=30_000)
+    content = page.locator(f"{EDITOR} .cm-content").first
+    deadline = time.monotonic() + timeout_s
+    while not content.is_visible():
+        assert time.monotonic() < deadline, "the code editor did not appear"
+        summary = box.locator("summary").first
+        if box.count() and summary.is_visible() and box.locator("details[open]").count() == 0:
+            summary.click()
+        page.wait_for_timeout(500)
 
 
 def fill_editor(page, text: str, nth: int = 0) -> None:
