@@ -118,10 +118,10 @@ class _Worker:
     def stop(self):
         """Every process of this worker ended (its sandbox's too); its folder is kept to be read.
         Its process group is signalled only while its leader is not yet reaped: after that the
-        number is free, and on a busy server (a class's sandboxes, their threads) a second stop
-        of the same worker once killed another worker's group, mid-compile, by a reused number.
-        (Linux gives no new process a number still in use as a group's id, so while any member
-        lives the group is still this worker's.)"""
+        number is free, and on a busy server (a class's sandboxes and their threads; pid_max is
+        32768 on the GPU machine) a second stop of the same worker could kill another worker's
+        group, mid-compile, by a reused number. (Linux gives no new process a number still in
+        use as a group's id, so while any member lives the group is still this worker's.)"""
         with self._stop_lock:
             if self.proc.poll() is None:
                 try:
