@@ -130,7 +130,8 @@ def _default_versions(mode: str) -> None:
     if mode == "versions":
         st.session_state["opt-a-triton"], st.session_state["opt-b-triton"] = versions[0], versions[-1]
     else:
-        own = st.session_state.get("triton")
+        # the Explorer's pick: its widget's state is gone on another page, its copy in "_kept" is not
+        own = st.session_state.get("_kept", {}).get("triton") or st.session_state.get("triton")
         own = own if own in versions else services.engine().triton_version
         own = own if own in versions else versions[-1]
         st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
