@@ -132,8 +132,7 @@ def _default_versions(mode: str) -> None:
     else:
         # the Explorer's pick: its widget's state is gone on another page, its copy in "_kept" is not
         own = st.session_state.get("_kept", {}).get("triton") or st.session_state.get("triton")
-        own = own if own in versions else services.engine().triton_version
-        own = own if own in versions else versions[-1]
+        own = own if own in versions else services.engines().own or versions[-1]
         st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
 
 

@@ -68,14 +68,14 @@ class CompileTiming:
     errors: tuple[str, ...] = ()                 # a check that could not run, and why
     notes: tuple[str, ...] = field(default=())
 
-    def headline(self, name: str) -> Spread:
-        """The figure compiled and eager are compared by: the GPU time where both have one."""
-        gpu = self.eager_gpu is not None and self.compiled_gpu is not None
-        return getattr(self, f"{name}_gpu" if gpu else name)
-
     @property
     def by_graph(self) -> bool:
+        """Both sides have a GPU time (graph replay): it is the headline."""
         return self.eager_gpu is not None and self.compiled_gpu is not None
+
+    def headline(self, name: str) -> Spread:
+        """The figure compiled and eager are compared by: the GPU time where both have one."""
+        return getattr(self, f"{name}_gpu" if self.by_graph else name)
 
     @property
     def speedup(self) -> float:
@@ -133,7 +133,7 @@ def notes(t: CompileTiming) -> tuple[str, ...]:
             out.append(f"per call from Python (do_bench, host included): compiled {t.compiled.median_ms:.4f} ms vs "
                        f"eager {t.eager.median_ms:.4f} ms "
                        f"({f'{py:.2f}x faster' if py >= 1 else f'{1 / py:.2f}x slower'})")
-    elif t.eager_gpu is None or t.compiled_gpu is None:
+    else:
         out.append("no CUDA graph of a call (see the errors): the figures are do_bench's, host time included")
     for name in ("eager", "compiled"):
         s = t.headline(name)
@@ -259,11 +259,6 @@ def _quantile(ordered: list[float], q: float) -> float:
     lo = int(pos)
     hi = min(lo + 1, len(ordered) - 1)
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-
-def graph_time_ms(f, calls: int = 20, replays: int = 10) -> float:
-    """Per call, from CUDA graph replay (GraphTimer): the median of `replays` replays."""
-    return GraphTimer(f, calls).sample(replays)[0]
 
 
 def host_time_us(f, calls: int = 200, sync=None) -> float:

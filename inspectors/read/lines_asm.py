@@ -2,6 +2,7 @@
 -> python lines, and the PTX's inlining hints that resolve SASS; see inspectors.read.sourcemap."""
 from __future__ import annotations
 
+import bisect
 import re
 
 from inspectors.read.userfile import common_prefix, frame, innermost, is_user_file
@@ -249,31 +250,47 @@ def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int
                 out[n] = current
             elif group is not None:
                 group.append(n)
+    called = sorted(n for n, c in out.items() if len(c) > 1)        # instructions that name a call site
     for chains, lines in ambiguous:
         if lines:
-            chain = _by_call_site(chains, lines, out, sections)
+            chain = _by_call_site(chains, lines, out, called, sections)
             for n in lines if chain else ():
                 out[n] = chain
     return out
 
 
-def _by_call_site(chains: tuple, lines: list[int], out: dict[int, tuple], sections: dict[int, int]) -> tuple:
+def _by_call_site(chains: tuple, lines: list[int], out: dict[int, tuple], called: list[int],
+                  sections: dict[int, int]) -> tuple:
     """Of the chains an ambiguous run could stand for, the one inlined at the call site of the
-    nearest instruction (either way, in the same function) whose line info names one, when
-    exactly one candidate was inlined there; else () (unmapped). Each call of a helper is a
-    copy of its own: on Triton 3.6, whose SASS line info names only the innermost frame,
-    flash attention's tl.max (standard.py) stands for line 28 called from line 57 or line 25
-    called from line 59, and the code around it says which call it is in."""
+    nearest instruction (either way, in the same function) whose line info names one of their
+    call sites (`called`: those that name any, in order), when exactly one candidate was
+    inlined there; else () (unmapped). Each call of a helper is a copy of its own: on Triton
+    3.6, whose SASS line info names only the innermost frame, flash attention's tl.max
+    (standard.py) stands for line 28 called from line 57 or line 25 called from line 59, and
+    the code around it says which call it is in."""
     sites = {c[1:] for c in chains if len(c) > 1}
     if len(sites) < 2 or len(sites) != len(chains):
         return ()
     first, last = lines[0], lines[-1]
-    called = sorted(n for n, c in out.items() if len(c) > 1 and c[1:] in sites
-                    and sections.get(n) == sections.get(first))
-    if not called:
+    here = sections.get(first)
+
+    def nearest(indices) -> int | None:
+        for i in indices:
+            n = called[i]
+            if sections.get(n) != here:
+                return None
+            if out[n][1:] in sites:
+                return n
+        return None
+
+    at = bisect.bisect_left(called, first)
+    before = nearest(range(at - 1, -1, -1))
+    after = nearest(range(bisect.bisect_right(called, last), len(called)))
+    found = [n for n in (before, after) if n is not None]
+    if not found:
         return ()
-    nearest = min(called, key=lambda n: first - n if n < first else n - last)
-    return next(c for c in chains if c[1:] == out[nearest][1:])
+    n = min(found, key=lambda n: first - n if n < first else n - last)
+    return next(c for c in chains if c[1:] == out[n][1:])
 
 
 def sass_lines(text: str, filename: str, hints: dict | None = None) -> dict[int, int]:
