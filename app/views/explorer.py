@@ -258,7 +258,10 @@ with st.sidebar:
                       placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
                       help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
                            "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
-        st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout")
+        if settings.class_mode:   # the server's limit (the engine holds every job to it)
+            st.session_state["timeout"] = int(settings.compile_timeout_s)
+        st.number_input("time limit (s)", min_value=5, max_value=600, key="timeout", disabled=settings.class_mode,
+                        help="Set by the class server (TLENS_COMPILE_TIMEOUT)" if settings.class_mode else None)
     compile_clicked = st.button("Compile", type="primary", key="compile", width="stretch")
 
     current_file = _file_of(st.session_state["picker"])

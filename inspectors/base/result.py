@@ -144,3 +144,55 @@ class CompileRequest:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+
+# -- a job's text is untrusted: bounded before anything parses it -------------------------------
+
+# A stage's text past this many characters is cut (the largest real stage seen, a flash-attention
+# SASS of 20,000 lines, is ~2 MB); a line past MAX_LINE_CHARS too (real compiler lines are under
+# 2 KB; a `tl.inline_asm_elementwise` string goes into the PTX verbatim, however long).
+MAX_STAGE_CHARS = 16 << 20
+MAX_LINE_CHARS = 16 << 10
+MAX_MESSAGE_CHARS = 64 << 10
+
+
+def bound_text(text: str, limit: int = MAX_STAGE_CHARS, line_limit: int = MAX_LINE_CHARS) -> str:
+    """`text` with every line longer than `line_limit` cut (line numbers are kept: the source
+    map still points where it did) and the whole cut after `limit` characters; each cut says so.
+    Linear in the text; the text is returned as it is when nothing is over."""
+    if not isinstance(text, str):
+        text = str(text)
+    if len(text) <= line_limit or max(map(len, text.split("\n"))) <= line_limit:
+        lines = None
+    else:
+        lines = [ln if len(ln) <= line_limit else
+                 f"{ln[:line_limit]} … [Triton Lens: this line was {len(ln):,} characters, cut at {line_limit:,}]"
+                 for ln in text.split("\n")]
+        text = "\n".join(lines)
+    if len(text) > limit:
+        cut = text.rfind("\n", 0, limit)
+        text = (text[:cut if cut > 0 else limit] +
+                f"\n[Triton Lens: this text was {len(text):,} characters; cut at {limit:,} before any analysis]\n")
+    return text
+
+
+def bounded(result: CompileResult) -> CompileResult:
+    """`result` (a worker's answer: written by the user's code as much as by ours) with every
+    stage, message and output bounded (bound_text) before the server parses any of it."""
+    def err(e: CompileError | None) -> CompileError | None:
+        if e is None:
+            return None
+        return CompileError(str(e.kind), bound_text(str(e.message), MAX_MESSAGE_CHARS),
+                            None if e.file is None else str(e.file)[:1000],
+                            e.line if isinstance(e.line, int) else None,
+                            bound_text(str(e.detail or ""), MAX_MESSAGE_CHARS), e.stage, str(e.command or "")[:10000])
+    kernels = []
+    for k in result.kernels:
+        stages = {str(name): bound_text(text) for name, text in dict(k.stages).items()}
+        passes = tuple(PassStep(p.index, p.name, p.flag, p.level, p.stage, p.scope, p.changed,
+                                bound_text(p.ir), p.lines) for p in k.passes)
+        kernels.append(KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
+                                    k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
+                                    str(k.cubin), passes, err(k.error)))
+    return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
+                         str(result.triton_version)[:100], result.seconds)

@@ -299,19 +299,29 @@ class Cgroup:
 
     @classmethod
     def create(cls, name: str, limits: Limits) -> "Cgroup | None":
-        dirs = []
-        try:
-            for base, files in _cgroup_bases():
-                d = base / name
+        """The sandbox's cgroup in every hierarchy that holds one; None if the processes and memory
+        limits could not be set (a CPU share alone is not worth a cgroup)."""
+        dirs, limited = [], False
+        for base, files, optional in _cgroup_bases():
+            d = base / name
+            try:
                 d.mkdir(parents=True, exist_ok=True)
                 for f, value in files(limits).items():
                     (d / f).write_text(str(value))
-                dirs.append(d)
-        except OSError:
-            for d in dirs:
+            except OSError:
                 _rmdir(d)
+                if optional:
+                    continue
+                for made in dirs:
+                    _rmdir(made)
+                return None
+            dirs.append(d)
+            limited = limited or not optional
+        if not limited:
+            for made in dirs:
+                _rmdir(made)
             return None
-        return cls(dirs) if dirs else None
+        return cls(dirs)
 
     def attach(self, pid: int) -> None:
         for d in self.dirs:
@@ -352,7 +362,8 @@ def _rmdir(d: Path) -> None:
 
 @functools.lru_cache(maxsize=1)
 def _cgroup_root() -> list[tuple[Path, str]]:
-    """(mount point, kind) of the hierarchies that can hold a sandbox: v1 `pids`/`memory`, or v2."""
+    """(mount point, kind) of the hierarchies that can hold a sandbox: v1 `pids`/`memory`/`cpu`,
+    or v2."""
     found = []
     try:
         mounts = Path("/proc/self/mounts").read_text().splitlines()
@@ -363,8 +374,8 @@ def _cgroup_root() -> list[tuple[Path, str]]:
         if len(parts) < 4:
             continue
         point, fstype, opts = parts[1], parts[2], parts[3].split(",")
-        if fstype == "cgroup" and ("pids" in opts or "memory" in opts):
-            found.append((Path(point), "pids" if "pids" in opts else "memory"))
+        if fstype == "cgroup" and ("pids" in opts or "memory" in opts or "cpu" in opts):
+            found.append((Path(point), "pids" if "pids" in opts else "memory" if "memory" in opts else "cpu"))
         elif fstype == "cgroup2" and not any(k == "v1" for _, k in found):
             own = _own_cgroup_v2()
             base = Path(point) / own.lstrip("/")
@@ -384,19 +395,39 @@ def _own_cgroup_v2() -> str:
     return "/"
 
 
+# Every sandbox's CPU share, the same for all: the kernel's scheduler then shares the CPU between
+# sandboxes, not between threads, so a job's 16 spinning threads get one sandbox's share and
+# another student's single-threaded compile the same (cgroup v1 cpu.shares, v2 cpu.weight).
+CPU_SHARES, CPU_WEIGHT = 1024, 100
+
+
 def _cgroup_bases():
+    """(folder, files to write for the limits, optional) per hierarchy."""
     base_name = f"tlens-{os.getuid()}"
     for point, kind in _cgroup_root():
         if kind == "pids":
-            yield point / base_name, lambda lim: {"pids.max": lim.processes}
+            yield point / base_name, lambda lim: {"pids.max": lim.processes}, False
         elif kind == "memory":
-            yield point / base_name, lambda lim: {"memory.limit_in_bytes": lim.memory_mb << 20}
+            yield point / base_name, lambda lim: {"memory.limit_in_bytes": lim.memory_mb << 20}, False
+        elif kind == "cpu":
+            yield point / base_name, lambda lim: {"cpu.shares": CPU_SHARES}, True
         else:
-            try:
-                (point / "cgroup.subtree_control").write_text("+pids +memory")
-            except OSError:
-                pass
-            yield point / base_name, lambda lim: {"pids.max": lim.processes, "memory.max": lim.memory_mb << 20}
+            for controllers in ("+pids +memory +cpu", "+pids +memory"):
+                try:
+                    (point / "cgroup.subtree_control").write_text(controllers)
+                    break
+                except OSError:
+                    pass
+            cpu = "cpu" in _read(point / "cgroup.subtree_control").split()
+            yield point / base_name, lambda lim: {"pids.max": lim.processes, "memory.max": lim.memory_mb << 20,
+                                                  **({"cpu.weight": CPU_WEIGHT} if cpu else {})}, False
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
 
 
 # -- does it work here? ------------------------------------------------------------------------
@@ -438,6 +469,9 @@ def describe() -> dict:
     """What the sandbox enforces on this host (for the status panel and the README's figures)."""
     return {"bwrap": bwrap_path(), "works": check() is None, "problem": check(),
             "cgroups": [f"{kind}:{p}" for p, kind in _cgroup_root()],
+            "cpu_share": "cgroup cpu share per sandbox" if any(
+                k == "cpu" or (k == "v2" and "cpu" in _read(p / "cgroup.subtree_control").split())
+                for p, k in _cgroup_root()) else "none (no writable cpu cgroup): nice 19 for long jobs only",
             "process_limit": "cgroup pids.max" if any(k in ("pids", "v2") for _, k in _cgroup_root())
             else ("RLIMIT_NPROC" if os.geteuid() != 0 else "none (root without a writable pids cgroup)")}
 

@@ -37,6 +37,7 @@ import json
 import os
 import queue
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -51,7 +52,7 @@ from typing import Callable
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
-from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.base.result import CompileRequest, CompileResult, bound_text, bounded
 from inspectors.base import sandbox
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
@@ -60,8 +61,8 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 # A worker's answer larger than this is not read: a job's code can write anything to the
-# protocol pipe, and the server must not hold it.
-MAX_REPLY_BYTES = 256 << 20
+# protocol pipe, and the server must not hold it (nor spend seconds of its GIL parsing it).
+MAX_REPLY_BYTES = 128 << 20
 
 
 class _Worker:
@@ -157,16 +158,19 @@ class Engine:
 
     def __init__(self, settings: settings_mod.Settings | None = None, workers: int | None = None,
                  session_jobs: int | None = None, straggler_s: float | None = None, env: dict | None = None,
-                 sandboxed: bool | None = None, triton: TritonEnv | None = None):
+                 sandboxed: bool | None = None, triton: TritonEnv | None = None, session_running: int | None = None):
         """`env`: variables added to the environment of every worker this engine starts; the
         others default to the settings. `sandboxed`: run every worker in bubblewrap (default:
         the settings' TLENS_SANDBOX); raises SandboxError when the sandbox does not work here.
-        `triton`: which Triton the workers run (None: the server's own)."""
+        `triton`: which Triton the workers run (None: the server's own). `session_running`: jobs
+        one session may have running at once (default: 1 on a class server, so that however many
+        tabs a student opens, their hangs hold one worker; else as many as it may queue)."""
         self.settings = settings or settings_mod.load()
         self.extra_env = dict(env or {})
         self.triton = triton or TritonEnv("")
         self.size = max(1, workers or self.settings.workers)
         self.session_jobs = max(1, session_jobs or self.settings.session_jobs)
+        self.session_running = max(1, session_running or (1 if self.settings.class_mode else self.session_jobs))
         self.straggler_s = self.settings.straggler_s if straggler_s is None else straggler_s
         self.scratch = Path(tempfile.mkdtemp(prefix="tlens-"))
         self.sandboxed = self.settings.sandbox if sandboxed is None else sandboxed
@@ -213,7 +217,9 @@ class Engine:
         with self._cv:
             self._spawned += 1
             n = self._spawned
-        folder = self.scratch / f"w-{n}"
+        # unguessable: a job knows its own folder's path (bound at the same path inside), and
+        # must not be able to name another worker's from it
+        folder = self.scratch / f"w-{secrets.token_hex(8)}"
         cache = folder / "triton"
         cache.mkdir(parents=True)
         sandbox.write_passwd(folder / "etc")
@@ -274,6 +280,8 @@ class Engine:
     def compile(self, request: CompileRequest, timeout: float | None = None, session: str = "",
                 on_wait: Callable[[int, float], None] | None = None) -> CompileResult:
         timeout = self.settings.compile_timeout_s if timeout is None else timeout
+        if self.settings.class_mode:       # a class server's limit is the server's: a student cannot raise it
+            timeout = min(timeout, self.settings.compile_timeout_s)
         ticket = self._enqueue(session)
         if ticket is None:
             return CompileResult(error=CompileError(
@@ -352,13 +360,24 @@ class Engine:
                 return i
         return None
 
+    def _eligible(self) -> dict[str, deque]:
+        """The waiting sessions that may start a job now: those with fewer than
+        `session_running` jobs running. Holds self._cv."""
+        running: dict[str, int] = {}
+        for t in self._busy.values():
+            running[t.session] = running.get(t.session, 0) + 1
+        return {s: q for s, q in self._queues.items() if q and running.get(s, 0) < self.session_running}
+
     def _dispatch(self) -> None:
         """Give free workers to waiting jobs in the fair order. Holds self._cv."""
         while self._queues:
             slot = self._free_slot()
             if slot is None:
                 return
-            session = self._next_session(self._queues, self._served)
+            eligible = self._eligible()
+            if not eligible:
+                return
+            session = self._next_session(eligible, self._served)
             ticket = self._queues[session].popleft()
             if not self._queues[session]:
                 del self._queues[session]
@@ -382,7 +401,7 @@ class Engine:
             if not t.reniced:
                 t.reniced = True
                 _lower_priority(self._slots[slot])
-            if len(self._slots) >= 2 * self.size or not any(self._queues.values()):
+            if len(self._slots) >= 2 * self.size or not self._eligible():
                 continue
             self._stragglers.add(slot)
             self._slots.append(self._spawn())
@@ -436,19 +455,33 @@ class Engine:
                 f"Triton {have} (route it through Engines)", request.filename, None), triton_version=have)
         with self._cv:
             self._jobs += 1
-            job_dir = (worker.folder or self.scratch) / f"job-{self._jobs}"
-        msg = {"op": "compile", "job_dir": str(job_dir), "request": request.to_json()}
+        # made by the server and held open before the job is sent: what is read back after the
+        # job comes through this descriptor, whatever the job renames or links (journal.JobDir)
+        try:
+            job = journal.JobDir.create(worker.folder or self.scratch)
+        except OSError as e:
+            self._replace(slot)
+            return CompileResult(error=CompileError("crash", f"the job's folder could not be made ({e})"))
+        try:
+            return self._run_job(slot, worker, job, request, timeout)
+        finally:
+            job.close()
+            shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
+
+    def _run_job(self, slot: int, worker: _Worker, job: journal.JobDir, request: CompileRequest,
+                 timeout: float) -> CompileResult:
+        msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
         try:
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()
             worker.jobs += 1
-            reply = self._await_reply(worker, job_dir, timeout)
+            reply = self._await_reply(worker, timeout)
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
         except queue.Empty:
             worker.stop()
-            tail = _output_tail(job_dir)
+            tail = _output_tail(job)
             self._replace(slot)
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
@@ -456,7 +489,7 @@ class Engine:
                 seconds=time.perf_counter() - started)
         except _OverQuota as e:
             worker.stop()
-            tail = _output_tail(job_dir, 2000)
+            tail = _output_tail(job, 2000)
             self._replace(slot)
             return CompileResult(error=CompileError("limit", str(e), request.filename, None, tail),
                                  seconds=time.perf_counter() - started)
@@ -474,8 +507,8 @@ class Engine:
             except subprocess.TimeoutExpired:
                 code = None
             worker.stop()
-            kernels, stage = journal.recover(job_dir)
-            output = _output_tail(job_dir)
+            kernels, stage = journal.recover(job)
+            output = _output_tail(job)
             self._replace(slot)
             label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
             where = f" while making {label}" if stage else " while running the file"
@@ -483,10 +516,8 @@ class Engine:
                                  request.filename, None, output, stage=stage)
             if kernels and stage:      # the stages made before the crash, the last launch's error in place
                 kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
-            shutil.rmtree(job_dir, ignore_errors=True)
-            return CompileResult(kernels=kernels if stage else (), error=error, triton_version=self.triton_version,
-                                 seconds=time.perf_counter() - started)
-        shutil.rmtree(job_dir, ignore_errors=True)
+            return bounded(CompileResult(kernels=kernels if stage else (), error=error,
+                                         triton_version=self.triton_version, seconds=time.perf_counter() - started))
         if worker.sandboxed:
             # Nothing of a user's code may reach the next job: a fresh sandbox after it. A worker
             # that has run only the library's own, unedited files has run only our code: it stays
@@ -500,12 +531,12 @@ class Engine:
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
                 self._replace(slot, wait=False)
         try:
-            return CompileResult.from_json(reply)
+            return bounded(CompileResult.from_json(reply))
         except (TypeError, ValueError, KeyError, AttributeError) as e:
             return CompileResult(error=CompileError("crash", f"the compile worker's answer could not be read ({e})",
                                                     request.filename, None))
 
-    def _await_reply(self, worker: _Worker, job_dir: Path, timeout: float):
+    def _await_reply(self, worker: _Worker, timeout: float):
         """The worker's answer; raises queue.Empty past `timeout`, _OverQuota when a sandboxed job
         fills its scratch folder past the limit (checked twice a second)."""
         if not worker.sandboxed:
@@ -710,10 +741,11 @@ def _describe_exit(code) -> str:
     return sandbox.describe_exit(code)
 
 
-def _output_tail(job_dir: Path, limit: int = 8000) -> str:
-    """The end of what the job printed; only a regular file of the job's own (see journal.read_plain)."""
+def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:
+    """The end of what the job printed; only a regular file of the job's own (see journal.JobDir)."""
     try:
-        return journal.read_plain(job_dir / "output.txt").decode("utf-8", "replace")[-limit:]
+        text = journal.read_at(job.fd, ("output.txt",), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:]
+        return bound_text(text, limit, 2000)
     except OSError:
         return ""
 

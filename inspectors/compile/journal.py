@@ -7,13 +7,14 @@ stage runs, `launch-N/running` holding its name (`running`; both from the shim's
 recorder). An LLVM abort while making LLVM IR leaves `stage.ttir`, `stage.ttgir` and
 `running` = `llir`:
 
-    kernels, stage = recover(job_dir)     # (KernelResult per launch, "llir")
+    kernels, stage = recover(job)         # (KernelResult per launch, "llir"); job: a JobDir
 """
 from __future__ import annotations
 
 import base64
 import json
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -45,18 +46,82 @@ def made(folder: Path, stage: str, output: str | bytes) -> None:
     (folder / f"stage.{stage}").write_bytes(output if isinstance(output, bytes) else output.encode())
 
 
-def read_plain(path: Path, limit: int = 64 << 20) -> bytes:
-    """The bytes of `path` if it is a regular file reached without following a link (a job's
-    folder is written by the user's code: `output.txt` may be a link to /etc/shadow, or a FIFO
-    that would block the reader). Raises OSError otherwise; reads at most `limit` bytes."""
-    parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+# What is read back from one file of a job at most: stage texts are cut further before any
+# parsing (inspectors.base.result.bound_text).
+MAX_FILE_BYTES = 64 << 20
+MAX_LAUNCHES = 256
+
+
+class JobDir:
+    """A job's folder as the server holds it: created by the server under an unguessable name
+    and opened once, before the job is sent; everything read back afterwards goes through that
+    descriptor (`openat` with no link followed at any level). The job's code may rename its
+    folder away and put a link to another student's job folder in its place: the descriptor
+    still names the folder the server made, so what is read back is only ever the job's own.
+
+        job = JobDir.create(worker_folder)      # worker_folder/job-3f9c0a1b2e4d5f60
+        ... send str(job.path) to the worker ...
+        kernels, stage = recover(job)
+        job.close()
+    """
+
+    def __init__(self, path: Path, fd: int):
+        self.path, self.fd = path, fd
+
+    @classmethod
+    def create(cls, parent: Path) -> "JobDir":
+        path = parent / f"job-{secrets.token_hex(8)}"
+        os.mkdir(path, 0o700)
+        return cls(path, os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW))
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def read(self, *names: str, limit: int = MAX_FILE_BYTES) -> bytes:
+        """The bytes of the regular file at `names` (folders, then the file) under the job's folder."""
+        return read_at(self.fd, names, limit)
+
+    def entries(self, *names: str) -> list[str]:
+        """The names in a folder under the job's folder (none followed through a link)."""
+        fd = _open_dirs(self.fd, names)
+        try:
+            return os.listdir(fd)
+        finally:
+            os.close(fd)
+
+
+def _open_dirs(dir_fd: int, names) -> int:
+    """A new descriptor of the folder `names` under `dir_fd`, no level followed through a link."""
+    fd = os.dup(dir_fd)
+    for name in names:
+        if not name or "/" in name or name in (".", ".."):
+            os.close(fd)
+            raise OSError(f"bad name {name!r}")
+        try:
+            nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = nxt
+    return fd
+
+
+def read_at(dir_fd: int, names, limit: int = MAX_FILE_BYTES, tail: bool = False) -> bytes:
+    """The bytes (at most `limit`; with `tail`, the last ones) of the regular file `names[-1]` in
+    the folders `names[:-1]` under `dir_fd`; OSError for a link at any level, a FIFO, a device
+    or a missing file."""
+    names = tuple(names)
+    parent = _open_dirs(dir_fd, names[:-1])
     try:
-        fd = os.open(path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
+        fd = os.open(names[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
     finally:
         os.close(parent)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path.name} is not a regular file")
+            raise OSError(f"{names[-1]} is not a regular file")
+        if tail:
+            os.lseek(fd, max(0, os.fstat(fd).st_size - limit), os.SEEK_SET)
         chunks, left = [], limit
         while left > 0:
             chunk = os.read(fd, min(left, 1 << 20))
@@ -69,33 +134,49 @@ def read_plain(path: Path, limit: int = 64 << 20) -> bytes:
         os.close(fd)
 
 
-def _text(path: Path) -> str:
-    return read_plain(path).decode("utf-8", "replace")
+def read_plain(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of `path` if it is a regular file reached without following a link in its last
+    two levels (the file and its folder). For a job's files use JobDir.read: a folder held by
+    path can be swapped for a link by the job."""
+    parent = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        return read_at(parent, (path.name,), limit)
+    finally:
+        os.close(parent)
 
 
-def recover(job_dir: Path) -> tuple[tuple[KernelResult, ...], str | None]:
+def _launch_number(name: str) -> int | None:
+    head, _, n = name.partition("-")
+    return int(n) if head == "launch" and n.isdigit() and len(n) < 6 else None
+
+
+def recover(job: JobDir) -> tuple[tuple[KernelResult, ...], str | None]:
     """Every launch the job started, with the stages it made, and the stage (our name) that
-    was running when the process died, or None if none was."""
+    was running when the process died, or None if none was. Read only through the job's
+    descriptor (see JobDir)."""
     kernels, running = [], None
-    folders = sorted(job_dir.glob("launch-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0)
-    for folder in folders:
-        if folder.is_symlink():
-            continue
+    try:
+        names = job.entries()
+    except OSError:
+        return (), None
+    launches = sorted((n, name) for name in names if (n := _launch_number(name)) is not None)[:MAX_LAUNCHES]
+    for _, folder in launches:
+        def text(name: str) -> str:
+            return job.read(folder, name).decode("utf-8", "replace")
         try:
-            meta = json.loads(_text(folder / "kernel.json"))
+            meta = json.loads(text("kernel.json"))
             backend = parse_target(meta["target"]).backend
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
         texts = {"source": str(meta.get("source", ""))}
         for stage in stage_table.stages_for(backend):
-            f = folder / f"stage.{stage.asm_key}"
-            if stage.asm_key and f.exists():
+            if stage.asm_key:
                 try:
-                    texts[stage.name] = _text(f)
+                    texts[stage.name] = text(f"stage.{stage.asm_key}")
                 except OSError:
                     pass
         try:
-            cubin = base64.b64encode(read_plain(folder / "stage.cubin")).decode()
+            cubin = base64.b64encode(job.read(folder, "stage.cubin")).decode()
         except OSError:
             cubin = ""
         try:
@@ -106,7 +187,7 @@ def recover(job_dir: Path) -> tuple[tuple[KernelResult, ...], str | None]:
         except (KeyError, TypeError, ValueError):
             continue
         try:
-            running = stage_table.from_triton(_text(folder / "running").strip())
+            running = stage_table.from_triton(text("running").strip())
         except OSError:
             pass
     return tuple(kernels), running
