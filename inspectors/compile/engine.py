@@ -31,6 +31,7 @@ The engine never imports torch or triton: it is safe to use from the Streamlit s
 """
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import heapq
 import json
@@ -180,6 +181,12 @@ class Engine:
                 raise sandbox.SandboxError(f"the sandbox for users' code does not work on this machine: {problem}")
         self._library = _library_digests()
         self._spawned = 0
+        self._spawn_lock = threading.Lock()
+        # Every worker is started from this one thread, which lives as long as the engine: bwrap's
+        # --die-with-parent (PR_SET_PDEATHSIG) fires when the *thread* that started it ends, and
+        # a worker started from a session's script thread or a compile's thread was SIGKILLed
+        # when that thread finished (a replacement dead before its first job).
+        self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-spawn")
         self._cv = threading.Condition()
         self._jobs = 0
         self._slots: list[_Worker | None] = [self._spawn() for _ in range(self.size)]
@@ -196,6 +203,10 @@ class Engine:
     # -- the pool -------------------------------------------------------------------------------
 
     def _spawn(self) -> _Worker:
+        """A fresh worker, started from the engine's spawner thread (see __init__)."""
+        return self._spawner.submit(self._spawn_here).result()
+
+    def _spawn_here(self) -> _Worker:
         env = {**os.environ, **self.extra_env}
         env["TRITON_CACHE_DIR"] = str(self.settings.triton_cache_dir)
         env["TLENS_TRITON_CACHE_BASE"] = str(self.settings.triton_cache_dir)
@@ -214,7 +225,7 @@ class Engine:
         """A worker in a sandbox of its own (see sandbox.py), for one job (or, for the engine of one
         user, for that user's jobs): its scratch folder holds its jobs and a private Triton cache
         in which the trusted cache's kernels appear read-only."""
-        with self._cv:
+        with self._spawn_lock:
             self._spawned += 1
             n = self._spawned
         # unguessable: a job knows its own folder's path (bound at the same path inside), and
@@ -261,8 +272,8 @@ class Engine:
     def wait_ready(self, timeout: float = 300) -> bool:
         """All of the pool's workers started (each imports torch and triton)."""
         deadline = time.monotonic() + timeout
-        return all(w is not None and w.ready.wait(max(0.0, deadline - time.monotonic())) and w.alive()
-                   for w in list(self._slots))
+        return all(w.ready.wait(max(0.0, deadline - time.monotonic())) and w.alive()
+                   for w in list(self._slots) if w is not None)     # None: a retired spare's place
 
     def status(self) -> dict:
         """What the pool is doing now: workers, running and waiting jobs (for the UI)."""
@@ -390,8 +401,8 @@ class Engine:
             self._cv.notify_all()
 
     def _check_stragglers(self) -> None:
-        """A job running past straggler_s gets a spare worker started beside it (once), so
-        the queue moves on at the pool's size. The straggler's processes get the lowest CPU
+        """A job running past straggler_s gets a spare worker started beside it (once, at
+        most `size` spares), so the queue moves on at the pool's size. The straggler's processes get the lowest CPU
         priority: a `while True` in example() must not slow the class's compiles on a machine
         with few cores. Holds self._cv."""
         now = time.monotonic()
@@ -401,7 +412,9 @@ class Engine:
             if not t.reniced:
                 t.reniced = True
                 _lower_priority(self._slots[slot])
-            if len(self._slots) >= 2 * self.size or not self._eligible():
+            # the spare starts now, not when the next job arrives: a student pressing Compile
+            # while hangs run then finds a worker already started
+            if len(self._slots) >= 2 * self.size:
                 continue
             self._stragglers.add(slot)
             self._slots.append(self._spawn())
@@ -592,6 +605,7 @@ class Engine:
         for w in workers:
             if w is not None:
                 w.kill()
+        self._spawner.shutdown(wait=False)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
