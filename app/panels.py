@@ -199,6 +199,8 @@ def render_output(output: str) -> None:
 
 def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> None:
     """Below the panels: memory operations, registers and occupancy, stage counts."""
+    if insight.cut:
+        st.warning(insight.cut, icon=":material/timer_off:")
     mem, threads, regs, summary = st.tabs(["Memory operations", "Programs & threads", "Registers & occupancy",
                                            "Stage summary"])
     with mem:

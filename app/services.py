@@ -6,9 +6,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Callable
 
@@ -20,7 +23,7 @@ from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.compile.engine import Engine, Engines
-from inspectors.explain.insight import analyze, summarize_stage
+from inspectors.explain.insight import Insight, analyze, summarize_stage
 from inspectors.read import sass, sourcemap
 from inspectors.read.sourcemap import SourceMap
 from inspectors.store.results import ResultCache, key_of
@@ -204,30 +207,75 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
 
 
 _insights: OrderedDict[tuple[int, str], tuple[KernelResult, object]] = OrderedDict()
+_by_digest: OrderedDict[tuple[str, str], object] = OrderedDict()
+_pending: dict[tuple[str, str], Future] = {}
+
+# The analysis of one kernel (memory ops, source map, resources: parsing every stage, cuobjdump)
+# gets this long before the page is drawn without it. It reads a job's text, untrusted: the
+# readers are linear-time and the text is bounded (inspectors.base.result.bounded), and a
+# kernel whose analysis is still slow shows its stages with a note; the analysis goes on
+# beside and the next run of the page finds it.
+ANALYSIS_BUDGET_S = float(os.environ.get("TLENS_ANALYSIS_BUDGET_S") or 20)
+_analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tlens-analysis")
+
+
+def _digest(kernel: KernelResult) -> str:
+    """What the analysis depends on, hashed (the same kernel read again from the history)."""
+    h = hashlib.sha256()
+    for part in (kernel.name, kernel.target, repr(sorted(kernel.options.items())),
+                 repr([(a.name, a.type, a.divisible_by_16, a.value) for a in kernel.args]),
+                 repr(sorted(kernel.metadata.items())), kernel.cubin):
+        h.update(str(part).encode("utf-8", "replace") + b"\0")
+    for name in sorted(kernel.stages):
+        h.update(name.encode() + b"\0" + str(kernel.stages[name]).encode("utf-8", "replace") + b"\0")
+    return h.hexdigest()
+
+
+def _analyze(kernel: KernelResult, filename: str):
+    try:
+        return analyze(kernel, dict(kernel.stages), filename)
+    except Exception as e:  # noqa: BLE001 - a job's text may be anything: the page shows the stages
+        return _without_analysis(filename, f"the analysis of this kernel failed ({type(e).__name__}: {e})")
+
+
+def _without_analysis(filename: str, note: str):
+    return Insight((), (), SourceMap(filename, {}), None, None, None, {}, (note,), cut=note)
 
 
 def _base_insight(kernel: KernelResult, filename: str):
-    """The insight of a kernel object this process has seen: found by identity, without
-    serializing the kernel (every script run of every session showing it asks); else by its
-    JSON (the same kernel read again, e.g. from the history)."""
+    """The insight of a kernel: found by identity without hashing it (every script run of every
+    session showing it asks), else by its digest, else computed within ANALYSIS_BUDGET_S."""
     ident = (id(kernel), filename)
     with _shared_lock:
         hit = _insights.get(ident)
         if hit is not None and hit[0] is kernel:
             _insights.move_to_end(ident)
             return hit[1]
-    base = _insight(json.dumps(kernel.to_json(), sort_keys=True), filename)
+    key = (_digest(kernel), filename)
+    with _shared_lock:
+        base = _by_digest.get(key)
+        future = None
+        if base is None:
+            future = _pending.get(key)
+            if future is None:
+                future = _pending[key] = _analysis_pool.submit(_analyze, kernel, filename)
+    if base is None:
+        try:
+            base = future.result(timeout=ANALYSIS_BUDGET_S)
+        except FutureTimeout:
+            return _without_analysis(filename, f"The analysis of this kernel took longer than {ANALYSIS_BUDGET_S:g} s "
+                                     "and was cut: the stages are shown without it; it goes on, rerun the page to see "
+                                     "it (TLENS_ANALYSIS_BUDGET_S)")
+        with _shared_lock:
+            _pending.pop(key, None)
+            _by_digest[key] = base
+            while len(_by_digest) > _SHARED_ITEMS:
+                _by_digest.popitem(last=False)
     with _shared_lock:
         _insights[ident] = (kernel, base)        # the kernel is held: its id is not reused
         while len(_insights) > _SHARED_ITEMS:
             _insights.popitem(last=False)
     return base
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _insight(kernel_json: str, filename: str):
-    kernel = KernelResult.from_json(json.loads(kernel_json))
-    return analyze(kernel, dict(kernel.stages), filename)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

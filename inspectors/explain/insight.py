@@ -73,6 +73,7 @@ class Insight:
     notes: tuple[str, ...] = ()
     addresses: dict = field(default_factory=dict)     # PTX line -> threadmap.AddressExpr
     mappings: tuple = ()                              # threadmap.TensorMapping per global access
+    cut: str = ""                                     # why the analysis is missing (over its time budget, failed)
 
     def to_json(self) -> dict:
         r = self.resources
