@@ -469,7 +469,7 @@ def ncu_section(rep: Report) -> dict:
     ran_file, log = work / "ran.json", work / "ncu_raw.csv"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     dropped = []
-    for attempt in range(4):
+    for _attempt in range(4):
         cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--profile-from-start", "off",
                "--metrics", ",".join(metrics), "--log-file", str(log), sys.executable, str(Path(__file__).resolve()),
                "--ncu-launch", str(ran_file)]

@@ -141,7 +141,7 @@ async def reruns(url: str, pid: int, link: str, n: int) -> tuple[list[float], li
         while not await until_finished(ws):           # the compile, then its panels
             pass
         await asyncio.sleep(1.0)
-        wall, idle = [], 0.0
+        wall = []
         c0 = cpu_s(pid)
         for _ in range(n):
             rerun = BackMsg()

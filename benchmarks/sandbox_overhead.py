@@ -91,7 +91,7 @@ def main() -> int:
     for e in engines.values():
         e.close()
     starts = {mode: [] for mode in ("plain", "sandbox")}
-    for rep in range(max(2, args.reps // 2)):
+    for _ in range(max(2, args.reps // 2)):
         for mode in starts:
             starts[mode].append(_start_time(mode == "sandbox", root / f"start-{mode}"))
     bw = statistics.median(_bwrap_true() for _ in range(max(5, args.reps)))

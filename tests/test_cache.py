@@ -1,8 +1,6 @@
 """The cache browser: scanning Triton caches and dump folders (the Inductor cache from a GPU
 run, a broken copy, a TRITON_KERNEL_DUMP folder), opening a folder as a KernelResult with
 its insight, and the page through AppTest."""
-import json
-import os
 import shutil
 import sys
 import time
