@@ -35,7 +35,6 @@ from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.bench import model as bench, runner  # noqa: E402
 from inspectors.bench.model import BenchRequest  # noqa: E402

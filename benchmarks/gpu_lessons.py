@@ -42,7 +42,6 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 try:
     import torch   # the functions torch.compile traces use the module global (no import inside them)

@@ -32,8 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from inspectors.base import sandbox  # noqa: E402
 from inspectors.bench import model as bench  # noqa: E402

@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.compile import inductor  # noqa: E402 (stdlib only at import: torch comes after the caches are set)
 

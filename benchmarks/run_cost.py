@@ -33,9 +33,10 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from tests_helpers import load  # (benchmarks/tests_helpers.py)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from browser import free_port  # noqa: E402
+free_port = load("browser").free_port
 
 LINKS = ("kernel=matmul&target=cuda%3A90", "kernel=softmax&target=cuda%3A80", "kernel=vector_add&target=cuda%3A100")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -43,7 +44,6 @@ TICKS = os.sysconf("SC_CLK_TCK")
 QUEUE = """
 import random, sys, time
 from collections import deque
-sys.path.insert(0, ".")
 from inspectors.compile.engine import Engine, _Ticket
 n = int(sys.argv[1])
 eng = Engine.__new__(Engine)

@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.base import sandbox  # noqa: E402
 from inspectors.base import settings as settings_mod  # noqa: E402
