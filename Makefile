@@ -1,6 +1,8 @@
 # Two commands set everything up on a fresh machine:
 #   make run    create .venv, install, start the app on http://localhost:8501
 #   make test   create .venv, install, run the whole test suite (browser tests included)
+# (`make setup` alone installs; the project goes in editable, `pip install -e .`, with the `tlens`
+# command in .venv/bin: tlens app | compile | diff | profile)
 # and one more for CI:
 #   make test-oldest   the core (non-browser) suite against the oldest supported Triton
 #                      (3.6.0) in a second virtualenv, .venv-oldest
@@ -17,15 +19,17 @@ OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
 PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test test-oldest setup setup-oldest setup-versions bench clean serve-class editor-bundle
+.PHONY: run test lint test-oldest setup setup-oldest setup-versions bench clean serve-class editor-bundle
 
-$(VENV)/.installed: requirements.txt Makefile
+$(VENV)/.installed: requirements.txt pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	@# Keep a CUDA torch if there is one (the venv may see it through --system-site-packages);
 	@# otherwise install the CPU build before anything can pull a multi-GB CUDA build.
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -r requirements.txt
+	@# the project itself, editable: inspectors/, kernels/ and app/ import from anywhere, and `tlens`
+	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 
 setup: $(VENV)/.installed
@@ -51,11 +55,16 @@ endif
 test: setup
 	$(PY) -m pytest -q
 
-$(VENV_OLDEST)/.installed: requirements.txt Makefile
+# ruff (pyproject.toml, [tool.ruff]): pyflakes and bugbear's likely bugs; CI runs it before the tests
+lint: setup
+	$(VENV)/bin/ruff check .
+
+$(VENV_OLDEST)/.installed: requirements.txt pyproject.toml Makefile
 	test -x $(PY_OLDEST) || $(PYTHON) -m venv $(VENV_OLDEST)
 	$(PY_OLDEST) -m pip install -q --upgrade pip
 	$(PY_OLDEST) -c "import torch" 2>/dev/null || $(PY_OLDEST) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
 	$(PY_OLDEST) -m pip install -q -r requirements.txt "$(OLDEST_TRITON)"
+	$(PY_OLDEST) -m pip install -q --no-deps -e .
 	touch $@
 
 setup-oldest: $(VENV_OLDEST)/.installed

@@ -1,14 +1,10 @@
-"""Triton Lens: `streamlit run app/main.py`. The page list; each page is a file in app/views/."""
+"""Triton Lens: `streamlit run app/main.py` (or `tlens app`). The page list; each page is a file in app/views/."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))   # run from anywhere
-
-import streamlit as st  # noqa: E402
-
-from app import panels, present, services  # noqa: E402
+# `app` imports from anywhere: `make setup` installs the project (pip install -e .)
+from app import panels, present, services
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
 present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens

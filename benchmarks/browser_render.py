@@ -39,9 +39,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests_helpers import load  # (benchmarks/tests_helpers.py)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from editor_helpers import fill_editor  # noqa: E402  (the kernel editor, as the browser tests type into it)
+fill_editor = load("editor_helpers").fill_editor     # the kernel editor, as the browser tests type into it
 SOURCE = (ROOT / "tests" / "snippets" / "flash_attention.py").read_text()
 VIEWPORT = {"width": 1280, "height": 720}
 DRAWN = '.tlens-panel[data-stage="{}"][data-ready="1"] .l'

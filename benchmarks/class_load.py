@@ -46,16 +46,14 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+import kernels
+from app.components.stage_panel import payload as panel_payload
+from inspectors.base.settings import default_workers
+from inspectors.store.workspace import user_folder
+from tests_helpers import load  # (benchmarks/tests_helpers.py)
 
-from browser import CHROMIUM, free_port  # noqa: E402
-import kernels  # noqa: E402
-from app.components.stage_panel import payload as panel_payload  # noqa: E402
-from inspectors.base.settings import default_workers  # noqa: E402
-from inspectors.store.workspace import user_folder  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM, free_port = load("browser").CHROMIUM, load("browser").free_port
 
 FOREVER = """import triton
 import triton.language as tl

@@ -15,12 +15,10 @@ import argparse
 import json
 import platform
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 BLOCKS = (128, 256, 512, 1024, 2048, 4096, 8192)
 WARPS = (1, 2, 4, 8, 16)

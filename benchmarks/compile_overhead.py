@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 KERNEL_FILE = ROOT / "tests" / "snippets" / "vadd.py"
 
@@ -79,11 +78,11 @@ def engine_once(sass: bool) -> float:
 
 
 def sass_seconds() -> float:
-    code = ("import time, sys; sys.path.insert(0, %r)\n"
+    code = ("import time, sys\n"
             "from inspectors.read.sass import Disassembly\n"
             "import glob\n"
             "cubin = open(sys.argv[1], 'rb').read()\n"
-            "t = time.perf_counter(); Disassembly(cubin).result(); print(time.perf_counter() - t)") % str(ROOT)
+            "t = time.perf_counter(); Disassembly(cubin).result(); print(time.perf_counter() - t)")
     with tempfile.TemporaryDirectory() as d:
         env = {**os.environ, "TRITON_CACHE_DIR": d, "TRITON_DEFAULT_FP_FUSION": "1"}
         make = textwrap.dedent("""

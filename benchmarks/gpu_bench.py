@@ -31,10 +31,10 @@ import sys
 import threading
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.bench import model as bench, runner  # noqa: E402
 from inspectors.bench.model import BenchRequest  # noqa: E402
@@ -126,7 +126,7 @@ def _independent_ms(slug: str, size: int) -> list[float]:
         busy.zero_()
         torch.cuda.synchronize()
     del busy
-    runs = [float(do_bench(lambda: fn(*inputs), warmup=100, rep=100, return_mode="median")) for _ in range(3)]
+    runs = [float(do_bench(partial(fn, *inputs), warmup=100, rep=100, return_mode="median")) for _ in range(3)]
     del inputs
     torch.cuda.empty_cache()
     return runs
@@ -164,7 +164,7 @@ def agree_section(rep: Report) -> dict:
     for size in importlib.import_module("kernels.vector_add").BENCH_SIZES:
         src = torch.rand(size, device="cuda")
         dst = torch.empty_like(src)
-        copy_ms = float(do_bench(lambda: dst.copy_(src), return_mode="median"))
+        copy_ms = float(do_bench(partial(dst.copy_, src), return_mode="median"))
         del src, dst
         p = va.row(size, bench.TRITON) if va else None
         e = va.row(size, bench.EAGER) if va else None
@@ -249,13 +249,13 @@ def tune_section(rep: Report, budget_s: float) -> dict:
         a, b = mm.bench_inputs(4096)
         flops = 2 * 4096**3
         nbytes = 3 * 4096 * 4096 * 2
-        record("matmul", "torch.matmul", nbytes, _bench_ms(lambda: torch.matmul(a, b)), flops)
+        record("matmul", "torch.matmul", nbytes, _bench_ms(partial(torch.matmul, a, b)), flops)
         for bm, bn, bk, g, w, s in ((128, 128, 64, 8, 8, 3), (128, 256, 64, 8, 8, 3), (128, 256, 64, 8, 8, 4),
                                     (256, 128, 64, 8, 8, 3), (128, 128, 64, 8, 4, 4), (128, 256, 32, 8, 8, 4),
                                     (128, 128, 128, 8, 8, 3)):
             if left() < 30:
                 break
-            fn = lambda: mm.matmul(a, b, bm, bn, bk, g, w, s)  # noqa: E731
+            fn = partial(mm.matmul, a, b, bm, bn, bk, g, w, s)
             try:
                 ok = torch.allclose(fn().float(), torch.matmul(a, b).float(), atol=1e-1, rtol=1e-2)
                 record("matmul", f"{bm}x{bn}x{bk} g{g} w{w} s{s}{'' if ok else ' WRONG'}", nbytes, _bench_ms(fn), flops)
@@ -272,9 +272,9 @@ def tune_section(rep: Report, budget_s: float) -> dict:
             if left() < 30:
                 break
             record("vector_add", f"BLOCK={block} w{w}", 3 * n * 4, _bench_ms(
-                lambda: va.add_kernel[(triton.cdiv(n, block),)](x, y, o, n, BLOCK_SIZE=block, num_warps=w)))
+                partial(va.add_kernel[(triton.cdiv(n, block),)], x, y, o, n, BLOCK_SIZE=block, num_warps=w)))
             record("gelu", f"BLOCK={block} w{w}", 2 * n * 4, _bench_ms(
-                lambda: ge.gelu_kernel[(triton.cdiv(n, block),)](x, o, n, BLOCK_SIZE=block, num_warps=w)))
+                partial(ge.gelu_kernel[(triton.cdiv(n, block),)], x, o, n, BLOCK_SIZE=block, num_warps=w)))
         del x, y, o
 
         # softmax 16384 x 16384
@@ -286,8 +286,8 @@ def tune_section(rep: Report, budget_s: float) -> dict:
                 if left() < 30:
                     break
                 record("softmax", f"w{w} stages{st} programs={progs}", 2 * xs.numel() * 4, _bench_ms(
-                    lambda: sm.softmax_kernel[(progs,)](ys, xs, xs.stride(0), ys.stride(0), 16384, 16384,
-                                                        BLOCK_SIZE=16384, NUM_STAGES=st, num_warps=w)))
+                    partial(sm.softmax_kernel[(progs,)], ys, xs, xs.stride(0), ys.stride(0), 16384, 16384,
+                            BLOCK_SIZE=16384, NUM_STAGES=st, num_warps=w)))
         del xs, ys
 
         # add-mul-activation 262144 x 1024
@@ -298,7 +298,7 @@ def tune_section(rep: Report, budget_s: float) -> dict:
             if left() < 30:
                 break
             record("add_mul_act", f"BLOCK_M={bm} BLOCK_N={bn} w{w}", 3 * xa.numel() * 4, _bench_ms(
-                lambda: am.add_mul_act(xa, ya, wa, "relu", BLOCK_M=bm, BLOCK_N=bn, num_warps=w)))
+                partial(am.add_mul_act, xa, ya, wa, "relu", BLOCK_M=bm, BLOCK_N=bn, num_warps=w)))
         del xa, ya, wa
 
         # bias + relu, in place, 262144 x 768
@@ -309,8 +309,8 @@ def tune_section(rep: Report, budget_s: float) -> dict:
             if left() < 30:
                 break
             record("bias_relu", f"XBLOCK={block} w{w}", 2 * nb * 4, _bench_ms(
-                lambda: br.triton_poi_fused_add_relu_0[(triton.cdiv(nb, block),)](xb, bb, 768, nb, XBLOCK=block,
-                                                                                   num_warps=w)))
+                partial(br.triton_poi_fused_add_relu_0[(triton.cdiv(nb, block),)], xb, bb, 768, nb, XBLOCK=block,
+                        num_warps=w)))
         del xb, bb
 
         # giou 2^26 boxes
@@ -321,8 +321,8 @@ def tune_section(rep: Report, budget_s: float) -> dict:
             if left() < 30:
                 break
             record("giou", f"BLOCK_SIZE={block} w{w}", 36 * 2**26, _bench_ms(
-                lambda: gi.giou_loss_kernel[(triton.cdiv(2**26, block),)](p, t, loss, 2**26, EPS=1e-7,
-                                                                           BLOCK_SIZE=block, num_warps=w)))
+                partial(gi.giou_loss_kernel[(triton.cdiv(2**26, block),)], p, t, loss, 2**26, EPS=1e-7,
+                        BLOCK_SIZE=block, num_warps=w)))
         del p, t, loss
 
         # coalescing: row sums of 16384 x 16384
@@ -333,7 +333,7 @@ def tune_section(rep: Report, budget_s: float) -> dict:
             if left() < 30:
                 break
             record("coalescing", f"BLOCK_N={block} w{w} stages{st}", (xc.numel() + 16384) * 4, _bench_ms(
-                lambda: co.sum_rows_kernel[(16384,)](xc, oc, 16384, 16384, BLOCK_N=block, num_warps=w, num_stages=st)))
+                partial(co.sum_rows_kernel[(16384,)], xc, oc, 16384, 16384, BLOCK_N=block, num_warps=w, num_stages=st)))
         del xc, oc
     torch.cuda.empty_cache()
     return out
@@ -354,8 +354,8 @@ def explore_section() -> dict:
         block = 1 << (n_cols - 1).bit_length()
         w = 16 if block >= 4096 else 8 if block >= 2048 else 4
         for label, progs in (("4 per SM (before)", 4 * sms), ("warp slots (now)", sms * (64 // w)), ("one per row", 16384)):
-            ms = _bench_ms(lambda: sm.softmax_kernel[(min(progs, 16384),)](y, x, x.stride(0), y.stride(0), 16384, n_cols,
-                                                                         BLOCK_SIZE=block, NUM_STAGES=2, num_warps=w))
+            ms = _bench_ms(partial(sm.softmax_kernel[(min(progs, 16384),)], y, x, x.stride(0), y.stride(0), 16384, n_cols,
+                                   BLOCK_SIZE=block, NUM_STAGES=2, num_warps=w))
             rows.append({"n_cols": n_cols, "grid": label, "programs": min(progs, 16384), "ms": ms,
                          "gbps": 2 * x.numel() * 4 / (ms * 1e-3) / 1e9})
             print(f"   softmax n_cols={n_cols:5d} {label:20s} {ms:8.4f} ms {rows[-1]['gbps']:8.1f} GB/s", flush=True)

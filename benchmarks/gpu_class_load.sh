@@ -22,6 +22,10 @@ OUT=${OUT:-/tmp/tlens-gpu-class-load}
 mkdir -p "$OUT"
 REPORT="$OUT/gpu_class_load.txt"
 PY=${PYTHON:-python3}
+# The project itself (inspectors, kernels, app) from this checkout: the scripts and tests import it as
+# the installed package that `make setup` makes elsewhere (pip install -e .); here, without network
+# or a build backend for sure, the checkout's folder on PYTHONPATH does the same.
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 SESSIONS=${SESSIONS:-300}
 WORKERS=${WORKERS:-16}
 REPLICAS=${REPLICAS:-8}

@@ -42,7 +42,6 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 try:
     import torch   # the functions torch.compile traces use the module global (no import inside them)
@@ -469,7 +468,7 @@ def ncu_section(rep: Report) -> dict:
     ran_file, log = work / "ran.json", work / "ncu_raw.csv"
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     dropped = []
-    for attempt in range(4):
+    for _attempt in range(4):
         cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--profile-from-start", "off",
                "--metrics", ",".join(metrics), "--log-file", str(log), sys.executable, str(Path(__file__).resolve()),
                "--ncu-launch", str(ran_file)]

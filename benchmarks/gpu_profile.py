@@ -35,7 +35,6 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 FLASH = ROOT / "tests" / "snippets" / "flash_attention.py"
 

@@ -32,8 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from inspectors.base import sandbox  # noqa: E402
 from inspectors.bench import model as bench  # noqa: E402
@@ -160,7 +158,7 @@ def main() -> int:
     bw = subprocess.run([sandbox.bwrap_path() or "bwrap", "--version"], capture_output=True, text=True).stdout.strip()
     lines = [f"# gpu_sandbox: {smi[0] if smi else '?'} (name, driver); torch {torch.__version__}, Triton {triton.__version__}, "
              f"Python {platform.python_version()}, {bw or 'no bwrap'}; {time.strftime('%Y-%m-%d')}",
-             f"# command: TLENS_BWRAP=... python3 benchmarks/gpu_sandbox.py --out $OUT"]
+             "# command: TLENS_BWRAP=... python3 benchmarks/gpu_sandbox.py --out $OUT"]
     problem = sandbox.check()
     lines.append(f"sandbox: {'works' if problem is None else 'DOES NOT WORK: ' + problem}; "
                  f"process limit: {sandbox.describe()['process_limit']}; GPU devices passed in: {sandbox.gpu_devices()}")

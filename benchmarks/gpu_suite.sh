@@ -16,6 +16,11 @@ OUT=${OUT:-/tmp/tlens-gpu-suite}
 mkdir -p "$OUT"
 REPORT="$OUT/gpu_suite.txt"
 PY=${PYTHON:-python3}
+# The project itself (inspectors, kernels, app) from this checkout: the scripts and tests import it as
+# the installed package that `make setup` makes elsewhere (pip install -e .); here, without network
+# or a build backend for sure, the checkout's folder on PYTHONPATH does the same. (No `tlens`
+# command here: tests/test_package.py skips its check where the project is not pip-installed.)
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 
 if compgen -G ".whl/*.whl" >/dev/null; then
   $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \

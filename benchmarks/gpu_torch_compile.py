@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.compile import inductor  # noqa: E402 (stdlib only at import: torch comes after the caches are set)
 
@@ -224,6 +223,15 @@ def _timed_run(source: str, name: str, work: Path, rounds: int, summary: dict):
               f"({'within' if c['within_5pct'] else 'NOT within'} 5 %) | do_bench {py.median_ms:.4f} ms "
               f"(p20-p80 {py.p20_ms:.4f}-{py.p80_ms:.4f}) | host {host:.1f} us/call | single do_bench "
               f"min-max {c['single_do_bench_min_max_ms']} ms", flush=True)
+        # the run's own figure (the page's headline) against the spread of do_bench's rounds: a
+        # measurement to read, not a check (tests/test_inductor.py asserted it once; an H100 put
+        # the graph replay's median below do_bench's p20)
+        ms = getattr(run, f"{who}_ms")
+        inside = ms is not None and py.p20_ms <= ms <= py.p80_ms
+        c["run_ms"], c["run_ms_within_do_bench_p20_p80"] = ms, inside
+        print(f"  {who:8s} the run's {ms if ms is None else round(ms, 4)} ms ({c['headline']}) "
+              f"{'lies' if inside else 'does NOT lie'} within do_bench's p20-p80 "
+              f"{py.p20_ms:.4f}-{py.p80_ms:.4f} ms", flush=True)
     for line in t.notes + t.errors:
         print("  -", line, flush=True)
     return run

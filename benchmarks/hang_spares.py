@@ -12,18 +12,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import threading
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+from inspectors.base.result import CompileRequest
+from inspectors.compile.engine import Engine
+from tests_helpers import load  # (benchmarks/tests_helpers.py)
 
-from inspectors.base.result import CompileRequest  # noqa: E402
-from inspectors.compile.engine import Engine  # noqa: E402
-from test_pool import SLOW  # noqa: E402  (the pool tests' kernel: example() sleeps, then launches)
+SLOW = load("test_pool").SLOW       # the pool tests' kernel: example() sleeps, then launches
 
 
 def once(straggler_s: float, hangs: int = 2, quick: int = 10) -> list[float]:

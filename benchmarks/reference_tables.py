@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.bench.model import EAGER, COMPILED, TRITON, BenchResult  # noqa: E402
 

@@ -33,9 +33,10 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from tests_helpers import load  # (benchmarks/tests_helpers.py)
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from browser import free_port  # noqa: E402
+free_port = load("browser").free_port
 
 LINKS = ("kernel=matmul&target=cuda%3A90", "kernel=softmax&target=cuda%3A80", "kernel=vector_add&target=cuda%3A100")
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -43,7 +44,6 @@ TICKS = os.sysconf("SC_CLK_TCK")
 QUEUE = """
 import random, sys, time
 from collections import deque
-sys.path.insert(0, ".")
 from inspectors.compile.engine import Engine, _Ticket
 n = int(sys.argv[1])
 eng = Engine.__new__(Engine)
@@ -141,7 +141,7 @@ async def reruns(url: str, pid: int, link: str, n: int) -> tuple[list[float], li
         while not await until_finished(ws):           # the compile, then its panels
             pass
         await asyncio.sleep(1.0)
-        wall, idle = [], 0.0
+        wall = []
         c0 = cpu_s(pid)
         for _ in range(n):
             rerun = BackMsg()

@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 from inspectors.base import sandbox  # noqa: E402
 from inspectors.base import settings as settings_mod  # noqa: E402
@@ -91,7 +90,7 @@ def main() -> int:
     for e in engines.values():
         e.close()
     starts = {mode: [] for mode in ("plain", "sandbox")}
-    for rep in range(max(2, args.reps // 2)):
+    for _ in range(max(2, args.reps // 2)):
         for mode in starts:
             starts[mode].append(_start_time(mode == "sandbox", root / f"start-{mode}"))
     bw = statistics.median(_bwrap_true() for _ in range(max(5, args.reps)))

@@ -21,7 +21,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 FIGURES = ("memory", "resources", "instructions")
 
@@ -72,7 +71,7 @@ def main(argv=None) -> int:
                 head = f"== {slug} ({filename}): {len(ra.kernels)} / {len(rb.kernels)} launches, {took:.1f} s"
                 lines.append(head)
                 print(head, flush=True)
-                for side, r, v in (("A", ra, args.a), ("B", rb, args.b)):
+                for r, v in ((ra, args.a), (rb, args.b)):
                     if r.error and not r.kernels:
                         lines.append(f"  Triton {v} could not compile it: {r.error.kind}: {r.error.message.splitlines()[0]}")
                 cmp = compare_results(args.a, args.b, ra, rb, filename)

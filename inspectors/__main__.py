@@ -15,6 +15,9 @@
                                     [--launch N] [--show STAGE] [--keep-noise] [--json]
                                     [--triton VERSION [--triton VERSION]]
 
+Installed (`pip install -e .`, which `make setup` runs), the same commands are `tlens compile`,
+`tlens diff` and `tlens profile` (inspectors/cli.py).
+
 `--json` prints one object, `{"kernels": [{"name", "target", "options", "stages": {...},
 ...}]}`; on failure it exits 1 and prints `{"error": {"kind", "message", "file", "line",
 "stage", "command"}}` (kinds: syntax, compile, runtime, timeout, usage, crash). When a later
@@ -74,9 +77,14 @@ def _literal(value: str):
     return value.strip("'\"")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m inspectors", description="See what Triton does with a kernel.")
-    sub = p.add_subparsers(dest="command", required=True)
+def build_parser(prog: str = "python -m inspectors") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="See what Triton does with a kernel.")
+    add_commands(p.add_subparsers(dest="command", required=True))
+    return p
+
+
+def add_commands(sub) -> None:
+    """compile, diff and profile, on the subparsers `sub` (also `tlens`'s: inspectors/cli.py)."""
     c = sub.add_parser("compile", help="compile every launch of a kernel file's example()")
     c.add_argument("file", type=Path)
     c.add_argument("--kernel", help="only this kernel")
@@ -122,7 +130,6 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--against", type=Path, help="with --saved: a second saved profile, line by line (A vs B)")
     f.add_argument("--timeout", type=float, default=300.0, help="seconds for the compile and for ncu")
     f.add_argument("--json", action="store_true", help="print one JSON object")
-    return p
 
 
 def _error_json(error: CompileError) -> dict:
@@ -237,7 +244,7 @@ def cmd_diff(args) -> int:
         results = {side: engine.compile(req, timeout=args.timeout) for side, (_, req) in sides.items()}
     finally:
         engine.close()
-    for side, result in results.items():
+    for result in results.values():
         if result.error:
             return _fail(result.error, args.json)
     pairs = list(zip(results["a"].kernels, results["b"].kernels))
@@ -466,6 +473,11 @@ def main(argv=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:
         return int(e.code or 0)
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The parsed command, run; its exit status."""
     if args.command == "compile":
         return cmd_compile(args)
     if args.command == "diff":

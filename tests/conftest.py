@@ -1,6 +1,5 @@
 import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 
@@ -10,9 +9,18 @@ import pytest
 os.environ["TLENS_WORKSPACE_DIR"] = tempfile.mkdtemp(prefix="tlens-test-workspace-")
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 SNIPPETS = ROOT / "tests" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def load_script(path: Path):
+    """A script of benchmarks/ or deploy/ as a module, from its file: those folders are not
+    packages (the project's packages, inspectors, kernels and app, are installed: make setup)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="session")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 import kernels
-from conftest import FIXTURES, ROOT, SNIPPETS
+from conftest import FIXTURES, ROOT, SNIPPETS, load_script
 from inspectors.bench import model as bench
 from inspectors.bench import worker as bench_worker
 from inspectors.bench.model import BenchRequest, BenchResult, Ceilings, Row, Timing
@@ -287,8 +287,7 @@ def test_runner_checks_first_and_times_only_what_matches(tmp_path):
 # -- the committed reference results ----------------------------------------------------------------
 
 def test_reference_tables_are_rebuilt_from_the_raw_gpu_output():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    import reference_tables
+    reference_tables = load_script(ROOT / "benchmarks" / "reference_tables.py")
     assets = ROOT / "assets" / "bench"
     raw = json.loads((assets / "gpu_bench.json").read_text())
     tables = reference_tables.build(raw)           # no charts: nothing is written

@@ -1,15 +1,12 @@
 """The cache browser: scanning Triton caches and dump folders (the Inductor cache from a GPU
 run, a broken copy, a TRITON_KERNEL_DUMP folder), opening a folder as a KernelResult with
 its insight, and the page through AppTest."""
-import json
-import os
 import shutil
-import sys
 import time
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES, ROOT, load_script
 from inspectors.store import cache
 from inspectors.explain.insight import analyze
 
@@ -136,8 +133,7 @@ def test_default_locations_follow_the_environment(tmp_path, monkeypatch):
 
 
 def test_scan_of_thousands_is_quick(tmp_path):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from cache_scan import build
+    build = load_script(ROOT / "benchmarks" / "cache_scan.py").build
     build(tmp_path, [d for d in TRITON0.iterdir()], 1000)
     t = time.perf_counter()
     result = cache.scan(tmp_path)

@@ -1,6 +1,5 @@
 """The compile engine on real Triton compiles (no GPU): specialization exactly as the
 JIT would do it, every target, overrides, and every kind of bad input."""
-import re
 
 import pytest
 

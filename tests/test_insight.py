@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from conftest import FIXTURES
 from inspectors.explain.insight import analyze
 from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.read.sass import nvidia_tool

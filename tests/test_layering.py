@@ -14,11 +14,13 @@ from conftest import ROOT
 
 # Lowest first: a module may import its own layer and the ones before it.
 LAYERS = ("base", "read", "explain", "store", "compile", "bench")
-TOP = {"inspectors.__main__", "app", "kernels", "tests", "benchmarks"}
+TOP = {"inspectors.__main__", "inspectors.cli", "app", "kernels", "tests", "benchmarks"}
 # Triton's internals: only the shim may import these (public triton, triton.language and
 # triton.testing are fine anywhere below the server).
 TRITON_INTERNALS = ("triton._C", "triton.compiler", "triton.runtime", "triton.backends")
 SHIM = "inspectors.compile.triton_shim"
+# the command line, on top of the layers: `python -m inspectors` and `tlens`
+CLI = ("inspectors.__main__", "inspectors.cli")
 
 
 def _modules(folder: str) -> list[Path]:
@@ -60,7 +62,7 @@ def _layer(module: str) -> int | None:
 
 def test_every_inspectors_module_lives_in_a_layer():
     loose = [_name(p) for p in _modules("inspectors")
-             if _name(p) not in ("inspectors", "inspectors.__main__") and _layer(_name(p)) is None]
+             if _name(p) not in ("inspectors", *CLI) and _layer(_name(p)) is None]
     assert not loose, f"modules outside the layer folders: {loose}"
 
 
@@ -73,7 +75,7 @@ def test_imports_only_go_downward():
             continue
         for line, target in _imports(path):
             theirs = _layer(target)
-            if target == "inspectors.__main__" or (theirs is not None and theirs > mine):
+            if target in CLI or (theirs is not None and theirs > mine):
                 upward.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
     assert not upward, "upward imports:\n" + "\n".join(upward)
 

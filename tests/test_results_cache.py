@@ -121,7 +121,6 @@ def test_both_levels_are_bounded_and_clear_empties_them(tmp_path):
 ASKER = """
 import json, os, sys, time
 from pathlib import Path
-sys.path.insert(0, {root!r})
 from inspectors.store.results import ResultCache
 folder, key, me, answer = Path(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 def compute():
@@ -143,9 +142,8 @@ def ask_from_processes(tmp_path, key, answer, n=2):
     import json
     import subprocess
     import sys
-    from conftest import ROOT
     folder = tmp_path / "results"
-    script = ASKER.format(root=str(ROOT))
+    script = ASKER.format()
     procs = [subprocess.Popen([sys.executable, "-c", script, str(folder), key, str(i), json.dumps(answer)],
                               stdout=subprocess.PIPE, text=True) for i in range(n)]
     deadline = time.time() + 60

@@ -6,15 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_script
 
-sys.path.insert(0, str(ROOT / "deploy"))
-import serve_class  # noqa: E402
+serve_class = load_script(ROOT / "deploy" / "serve_class.py")
 
 
 def test_the_machines_workers_are_split_over_the_processes():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import tempfile
 from datetime import datetime
 from pathlib import Path
 

@@ -417,10 +417,11 @@ else:
             st.switch_page("views/diff.py")
         request_now = st.session_state.get("result_request")
         if request_now is not None:
+            fname = _filename()
             a2.download_button("Zip", icon=":material/download:", key="export", on_click="ignore", width="stretch",
                                help="Zip: every stage of every launch + a report.md",
-                               data=lambda r=request_now, res=result, f=_filename(): export.bundle(r, res, f),
-                               file_name=f"{_filename()[:-3]}-{kernel.target.replace(':', '_')}.zip",
+                               data=lambda r=request_now, res=result, f=fname: export.bundle(r, res, f),
+                               file_name=f"{fname[:-3]}-{kernel.target.replace(':', '_')}.zip",
                                mime="application/zip")
         n_compiles = len(session.session_ids())
         with a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "

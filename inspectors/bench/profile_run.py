@@ -1,5 +1,7 @@
 """What Nsight Compute runs when a launch is profiled: the kernel file's example(), for real,
-on the GPU. `python -m inspectors.bench.profile_run FILE`
+on the GPU. `python -m inspectors.bench.profile_run FILE`, from FILE's folder (the profiler
+starts it there): `-m` puts that folder first on sys.path, so the file imports its neighbours
+as a script of that folder would.
 
 The file is compiled under its bare name from its own folder, as the compile worker does, so
 the line info of the code that runs names the same file as the stages the app shows. With
@@ -27,7 +29,6 @@ def main(argv: list[str]) -> int:
     torch.set_default_device("cuda")
     text = path.read_text(encoding="utf-8")
     os.chdir(path.parent)
-    sys.path.insert(0, str(path.parent))
     module = types.ModuleType("tlens_profiled")
     module.__file__ = path.name
     sys.modules[module.__name__] = module

@@ -91,10 +91,12 @@ def _target() -> str:
 
 
 def record_launches(file: Path, env: dict, log: Path, timeout: float) -> list[dict]:
-    """Run example() once without ncu, logging every launch (inspectors.bench.profile_run)."""
+    """Run example() once without ncu, logging every launch (inspectors.bench.profile_run),
+    from the file's folder (the file imports its neighbours)."""
+    file = Path(file).resolve()
     cmd = [sys.executable, "-m", "inspectors.bench.profile_run", str(file)]
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT),
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(file.parent),
                              env={**env, "TLENS_LAUNCH_LOG": str(log)})
     except subprocess.TimeoutExpired:
         raise ProfileError(f"example() of {file.name} took longer than {timeout:g} s", " ".join(cmd)) from None
@@ -172,7 +174,7 @@ def profile_launch(file: Path, launch: int, out: Path | None = None, ncu_set: st
                "-o", str(report), "-f", sys.executable, "-m", "inspectors.bench.profile_run", str(file)]
         shown = " ".join(cmd)
         try:
-            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(ROOT), env=env)
+            run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=str(file.parent), env=env)
         except subprocess.TimeoutExpired:
             raise ProfileError(f"ncu took longer than {timeout:g} s", shown) from None
         rep = report.with_suffix(".ncu-rep")

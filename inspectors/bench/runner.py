@@ -15,6 +15,7 @@ import time
 import traceback
 import warnings
 from dataclasses import asdict, dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -128,13 +129,13 @@ def measure_ceilings(gpu: GpuInfo, timer: Callable[[Callable], Timing]) -> Ceili
         n //= 2
     src = torch.rand(n, device="cuda")
     dst = torch.empty_like(src)
-    copy = timer(lambda: dst.copy_(src))
+    copy = timer(partial(dst.copy_, src))
     copy_bytes = 2 * n * 4
     del src, dst
     m = 8192
     a = torch.randn(m, m, device="cuda", dtype=torch.float16)
     b = torch.randn(m, m, device="cuda", dtype=torch.float16)
-    mm = timer(lambda: torch.matmul(a, b))
+    mm = timer(partial(torch.matmul, a, b))
     del a, b
     torch.cuda.empty_cache()
     return Ceilings(copy_gbps=gbps(copy_bytes, copy.median_ms), matmul_tflops=tflops(2 * m**3, mm.median_ms),
@@ -312,7 +313,7 @@ def run_gpu(request: BenchRequest, spec: KernelBench, emit: Emit, timer: Callabl
                     for name, fn in order:
                         emit({"event": "progress", "fraction": done / total,
                               "message": f"{spec.size_name} = {format_size(size)}: timing {name}"})
-                        samples[name].append(timer(lambda: fn(*inputs)))
+                        samples[name].append(timer(partial(fn, *inputs)))
                         done += 1
                 for name, _ in timed:
                     row = Row.scored(size, name, combine_timings(samples[name]), nbytes, flops, ceilings, spec.bound)

@@ -41,17 +41,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspectors.base import sandbox
 from inspectors.read.inductor import (  # noqa: F401 - re-exported: inductor.parse_wrapper(...)
     InductorKernel, parse_inductor_meta, parse_wrapper, split_name)
 from inspectors.store import cache
+
+if TYPE_CHECKING:
+    import subprocess       # imported where it runs (run_file)
 
 # ------------------------------------------------------------------------------ examples
 

@@ -210,7 +210,6 @@ class GraphTimer:
     each replay of the pairs, less the flushes' median. No host work at all is timed."""
 
     def __init__(self, f, calls: int = 20):
-        import torch
         self.calls = calls
         buf = _flush_buffer()
         self.both = self._capture(lambda: (buf.zero_(), f()))

@@ -6,7 +6,7 @@ spills, shared memory, occupancy, instructions per stage) and the delta table be
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from inspectors.base.result import KernelResult
 from inspectors.explain.insight import Insight

@@ -134,7 +134,7 @@ class _LL:
             if actual <= desired:
                 continue
             found = [(b[d], k, i) for k, vecs in bases.items() for i, b in enumerate(vecs) if b.get(d, 0)]
-            for value, k, i in sorted(found, key=lambda t: -t[0]):
+            for _value, k, i in sorted(found, key=lambda t: -t[0]):
                 if actual <= desired:
                     break
                 if k == "register" and not keep_registers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 _BLOCKED_RE = re.compile(r"#ttg\.blocked<\{(?P<body>[^}]*)\}>")
 _FIELD_RE = re.compile(r"(\w+) = \[([\d, ]*)\]")

@@ -2,7 +2,7 @@
 PTX, LLVM IR, AMDGCN and Python use pygments' own (`ptx`, `llvm`, `amdgpu`, `python`)."""
 from __future__ import annotations
 
-from pygments.lexer import Lexer, RegexLexer, bygroups, words
+from pygments.lexer import Lexer, RegexLexer
 from pygments.lexers import get_lexer_by_name
 from pygments.token import Comment, Keyword, Name, Number, Operator, Punctuation, String, Text, Whitespace
 

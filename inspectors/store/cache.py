@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
-from inspectors.base.result import ArgSpec, KernelResult
+from inspectors.base.result import KernelResult
 from inspectors.read.mlir import parse_ttir_args  # noqa: F401 - re-exported: cache.parse_ttir_args(...)
 
 # File suffix (after the kernel name) -> stage name, from the stage table: the cache names

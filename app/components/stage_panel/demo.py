@@ -9,11 +9,9 @@ fixture's SASS repeated), **Rerun** reruns without changing anything.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
 

@@ -1,0 +1,79 @@
+"""The project as an installed package (pyproject.toml; `make setup` runs pip install -e .): the
+`tlens` command, the same requirements as requirements.txt, and no sys.path edits anywhere."""
+from __future__ import annotations
+
+import importlib.metadata
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+COMMANDS = ("app", "compile", "diff", "profile")
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".triton-versions", "artifacts", "workspace"}
+
+
+def _installed() -> bool:
+    try:
+        importlib.metadata.distribution("triton-lens")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def _lists_commands(text: str) -> list[str]:
+    return [c for c in COMMANDS if not re.search(rf"^\s+{c}\b", text, re.M)]
+
+
+@pytest.mark.skipif(not _installed(), reason="the project is not pip-installed here (the GPU machine puts the "
+                                             "checkout on PYTHONPATH: benchmarks/gpu_suite.sh)")
+def test_tlens_help_lists_the_commands():
+    tlens = Path(sys.executable).parent / "tlens"
+    assert tlens.exists(), f"no tlens beside {sys.executable}: run make setup (pip install -e .)"
+    p = subprocess.run([str(tlens), "--help"], capture_output=True, text=True, timeout=120, cwd="/")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("usage: tlens") and not _lists_commands(p.stdout), p.stdout
+
+
+def test_the_cli_module_lists_the_commands_without_the_ui():
+    """inspectors/cli.py itself, installed or not; `tlens app` starts streamlit in its own process."""
+    code = ("import sys; from inspectors import cli; rc = cli.main(['--help']); "
+            "assert 'streamlit' not in sys.modules, 'inspectors.cli imported streamlit'; sys.exit(rc)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert not _lists_commands(p.stdout), p.stdout
+    from inspectors import cli
+    cmd = cli.app_command(["--server.port", "8502"])
+    assert cmd[1:] == ["-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port", "8502"]
+
+
+def test_pyproject_and_requirements_list_the_same_packages():
+    try:
+        import tomllib
+    except ModuleNotFoundError:          # Python 3.10
+        import tomli as tomllib
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + project["optional-dependencies"]["dev"]
+    def norm(req: str) -> str:
+        return re.sub(r"\s+", "", req).replace("'", '"')
+    listed = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    assert sorted(map(norm, declared)) == sorted(map(norm, filter(None, listed)))
+
+
+def _python_files():
+    for path in ROOT.rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        if not (set(rel.parts[:-1]) & SKIP_DIRS) and not rel.parts[0].startswith(".venv"):
+            yield path, rel
+
+
+def test_no_file_edits_sys_path():
+    """Scripts, tests and benchmarks import the installed package; nothing puts a folder on
+    sys.path by hand (a subprocess's PYTHONPATH, e.g. the sandbox's, is another matter)."""
+    edits = [f"{rel}:{n}" for path, rel in _python_files()
+             for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
+             if re.search(r"sys\.path\.(insert|append)\(", line)]
+    assert not edits, "sys.path edits:\n" + "\n".join(edits)
