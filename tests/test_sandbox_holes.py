@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SNIPPETS
+from conftest import SNIPPETS
 from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import MAX_LINE_CHARS, CompileRequest
