@@ -7,9 +7,10 @@ and the opened kernel: its card, stage panels, and what they mean.
 """
 from __future__ import annotations
 
-import hashlib
 import json
+import shutil
 import subprocess
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -38,8 +39,8 @@ def _scan(root: str, root_mtime: float) -> cache.ScanResult:
 
 
 @st.cache_data(show_spinner="Reading the kernel's files…", max_entries=32)
-def _open(path: str, mtime: float, roots: tuple[str, ...]) -> cache.OpenedKernel:
-    return cache.load(path, [Path(r) for r in roots])
+def _open(path: str, mtime: float, roots: tuple[str, ...], confined: str = "") -> cache.OpenedKernel:
+    return cache.load(path, [Path(r) for r in roots], confined=Path(confined) if confined else None)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -59,20 +60,34 @@ def _source_roots() -> tuple[str, ...]:
     return (str(ROOT / "kernels"), str(settings.workspace_dir))
 
 
+TC_RUNS_KEPT = 20       # torch.compile run folders kept on disk (the oldest is removed first)
+
+
 def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
-    """In a subprocess of its own (the user's function never runs in the server)."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-    out = settings.triton_cache_dir.parent / "torch_compile" / digest
-    out.mkdir(parents=True, exist_ok=True)
+    """In a subprocess of its own (the user's function never runs in the server), in a fresh
+    folder of the server's: nothing of an earlier run, another session's or its own, is there
+    for the job to replace, and what the server reads back afterwards is confined to it
+    (inductor.settle, inductor.confine)."""
+    runs = settings.triton_cache_dir.parent / "torch_compile"
+    runs.mkdir(parents=True, exist_ok=True)
+    old = sorted((d for d in runs.iterdir() if d.is_dir() and not d.is_symlink()), key=lambda d: d.stat().st_mtime)
+    for d in old[:max(0, len(old) - TC_RUNS_KEPT + 1)]:
+        shutil.rmtree(d, ignore_errors=True)
+    out = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
     (out / "fn.py").write_text(source, encoding="utf-8")
     try:
         proc = inductor.run_file(out / "fn.py", out, timeout)
     except subprocess.TimeoutExpired:
+        shutil.rmtree(out, ignore_errors=True)
         return inductor.InductorRun(function="fn.py", error={"kind": "timeout", "message":
                                     f"torch.compile took longer than {timeout:g} s and was stopped", "detail": ""})
+    refused = inductor.settle(out)
+    if refused:
+        shutil.rmtree(out, ignore_errors=True)
+        return inductor.InductorRun(function="fn.py", error={"kind": "limit", "message": refused, "detail": ""})
     try:
-        return inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
-    except (ValueError, IndexError):
+        return inductor.confine(inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1])), out)
+    except (ValueError, IndexError, TypeError, KeyError, AttributeError):
         return inductor.InductorRun(function="fn.py", error={"kind": "crash", "message":
                                     f"the torch.compile process ended with status {proc.returncode}",
                                     "detail": proc.stderr[-8000:]})
@@ -279,7 +294,8 @@ else:
         if pick:
             path = Path(choices[pick][1])
             try:
-                opened = _open(str(path), _mtime(path), (str(inductor_dir),))
+                opened = _open(str(path), _mtime(path), (str(inductor_dir),),
+                               str(inductor_dir.parent) if run is not None and run.ok else "")
             except (OSError, ValueError) as e:
                 st.error(f"Cannot open {path}: {e}")
     bench = ROOT / "app" / "views" / "benchmark.py"

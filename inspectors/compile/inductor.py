@@ -41,10 +41,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -314,25 +315,79 @@ def run_file(file: Path, out_dir: Path, timeout: float) -> "subprocess.Completed
     """`python -m inspectors.compile.inductor FILE --out OUT` in a process of its own: the
     user's function never runs in the caller. On a server that sandboxes users' code, in
     bubblewrap with the GPU's device files and `out_dir` (holding FILE) its only writable
-    folder. Raises subprocess.TimeoutExpired."""
+    folder. stdout and stderr go to files of the caller's (not `out_dir`), each read back only
+    to its last MAX_REPLY_BYTES. Raises subprocess.TimeoutExpired."""
     import subprocess
+    import tempfile
     argv = [sys.executable, "-m", "inspectors.compile.inductor", str(file), "--out", str(out_dir)]
     root = Path(__file__).resolve().parents[2]
-    if not sandbox.enabled():
-        return subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=timeout)
     out_dir = Path(out_dir)
-    limits = sandbox.Limits(cpu_s=int(4 * timeout))
-    jail = sandbox.Jail(writable=(out_dir,), env={"TRITON_DEFAULT_FP_FUSION": "1"},
-                        gpu=bool(sandbox.gpu_devices()), limits=limits)
-    etc = sandbox.write_passwd(out_dir / ".etc")
-    cgroup = sandbox.Cgroup.create(f"inductor-{out_dir.name}-{os.getpid()}", limits)
-    try:
-        return subprocess.run(sandbox.wrap(argv, jail, etc), capture_output=True, text=True, timeout=timeout,
-                              env=sandbox.BWRAP_ENV,
-                              preexec_fn=limits.preexec(cgroup, gpu=jail.gpu), start_new_session=True)
-    finally:
-        if cgroup is not None:
-            cgroup.kill()
+    with tempfile.TemporaryDirectory(prefix="tlens-tc-io-") as io, \
+            open(Path(io) / "stdout", "w+b") as out, open(Path(io) / "stderr", "w+b") as err:
+        if not sandbox.enabled():
+            code = subprocess.run(argv, cwd=root, stdout=out, stderr=err, timeout=timeout).returncode
+        else:
+            limits = sandbox.Limits(cpu_s=int(4 * timeout))
+            jail = sandbox.Jail(writable=(out_dir,), env={"TRITON_DEFAULT_FP_FUSION": "1"},
+                                gpu=bool(sandbox.gpu_devices()), limits=limits)
+            etc = sandbox.write_passwd(Path(io) / "etc")       # the server's, outside what the job may write
+            cgroup = sandbox.Cgroup.create(f"inductor-{out_dir.name}-{os.getpid()}", limits)
+            try:
+                code = subprocess.run(sandbox.wrap(argv, jail, etc), stdout=out, stderr=err, timeout=timeout,
+                                      env=sandbox.BWRAP_ENV, preexec_fn=limits.preexec(cgroup, gpu=jail.gpu),
+                                      start_new_session=True).returncode
+            finally:
+                if cgroup is not None:
+                    cgroup.kill()
+        return subprocess.CompletedProcess(argv, code, _tail(out), _tail(err))
+
+
+MAX_REPLY_BYTES = 16 << 20
+
+
+def _tail(f, limit: int = MAX_REPLY_BYTES) -> str:
+    f.seek(0, os.SEEK_END)
+    f.seek(max(0, f.tell() - limit))
+    return f.read().decode("utf-8", "replace")
+
+
+def settle(out_dir: Path, max_bytes: int = 2 << 30, max_files: int = 50_000) -> str | None:
+    """After a sandboxed run has ended (its processes are gone: the folder no longer changes),
+    remove from `out_dir` whatever the server must never follow or read: links, FIFOs, sockets,
+    devices, files with other names (hard links). Returns why the folder is refused (over its
+    size or file count), or None."""
+    total = files = 0
+    for dirpath, dirnames, filenames in os.walk(out_dir, followlinks=False):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode):
+                continue
+            files += 1
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                os.unlink(path)
+                continue
+            total += st.st_size
+        dirnames[:] = [d for d in dirnames if os.path.isdir(os.path.join(dirpath, d))
+                       and not os.path.islink(os.path.join(dirpath, d))]
+        if total > max_bytes or files > max_files:
+            return f"the run wrote more than {max_bytes >> 20} MB or {max_files:,} files"
+    return None
+
+
+def confine(run: InductorRun, out_dir: Path) -> InductorRun:
+    """`run` (read from the job's own output: untrusted) with every path it names checked to lie
+    in `out_dir` (settled: no links): Inductor's folder is `out_dir/inductor`, whatever the
+    job said, and a kernel's cache entries outside it are dropped."""
+    out_dir = Path(out_dir).resolve()
+    inductor_dir = out_dir / "inductor"
+
+    def inside(path: str) -> bool:
+        p = Path(path)
+        return p.is_absolute() and ".." not in p.parts and p.resolve().is_relative_to(out_dir)
+    kernels = tuple(replace(k, cache_entries=tuple(e for e in k.cache_entries if isinstance(e, str) and inside(e)))
+                    for k in run.kernels)
+    return replace(run, kernels=kernels, inductor_dir=str(inductor_dir), triton_cache_dir=str(inductor_dir / "triton"))
 
 
 def main(argv=None) -> int:

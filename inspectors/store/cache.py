@@ -277,13 +277,23 @@ def ttir_file(folder: Path) -> str:
     return m["path"] if m else ""
 
 
-def find_source(loc_path: str, roots: list[Path]) -> Path | None:
+def find_source(loc_path: str, roots: list[Path], confined: Path | None = None) -> Path | None:
     """The Python file `loc_path` names, on this machine: the path itself if it exists,
     else a copy under one of `roots` or their parents (a copied Inductor cache keeps the
-    kernel file `c<hash>.py` in `<cache>/<hash[0:2]>/`, next to `triton/0/`)."""
+    kernel file `c<hash>.py` in `<cache>/<hash[0:2]>/`, next to `triton/0/`). `confined`: the
+    IR was made by a user's job (its `loc` names any path it likes): only a regular file under
+    this folder (settled: no links in it) is taken."""
     p = Path(loc_path)
+    if confined is not None:
+        found = _find_source(p, [r for r in roots if r.resolve().is_relative_to(confined.resolve())])
+        ok = (found is not None and not found.is_symlink() and found.resolve().is_relative_to(confined.resolve()))
+        return found if ok else None
     if p.is_absolute() and p.is_file():
         return p
+    return _find_source(p, roots)
+
+
+def _find_source(p: Path, roots: list[Path]) -> Path | None:
     name = p.name
     if not name.endswith(".py"):
         return None
@@ -306,12 +316,16 @@ _SKIP_OPTIONS = {"hash", "name", "target", "extern_libs", "supported_fp8_dtypes"
 _METADATA_KEYS = ("num_warps", "num_stages", "num_ctas", "shared", "name", "tmem_size", "global_scratch_size")
 
 
-def load(folder: Path | str, extra_roots: list[Path] | None = None) -> OpenedKernel:
+def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Path | None = None) -> OpenedKernel:
     """Read one kernel folder into a KernelResult: every stage file, the cubin (base64, for
     SASS and registers), options and target from the metadata JSON (or the TTGIR for a
     dump), arguments from the TTIR, and the Python source where the file it names exists.
-    Raises ValueError when the folder has no stage at all."""
+    Raises ValueError when the folder has no stage at all. `confined`: the folder was written by
+    a user's job: it must lie in `confined` (settled: inspectors.compile.inductor.settle), and so
+    must the source file its IR names."""
     folder = Path(folder)
+    if confined is not None and (folder.is_symlink() or not folder.resolve().is_relative_to(confined.resolve())):
+        raise ValueError(f"{folder} is not in the run's own folder")
     entry = read_entry(folder)
     if entry is None or not entry.stages:
         raise ValueError(f"{folder} holds no kernel IR" + (f" ({entry.problem})" if entry and entry.problem else ""))
@@ -348,7 +362,7 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None) -> OpenedKer
     filename = Path(loc_path).name if loc_path else f"{name}.py"
     source_path = ""
     if loc_path:
-        found = find_source(loc_path, [folder.parent, *(extra_roots or [])])
+        found = find_source(loc_path, [folder.parent, *(extra_roots or [])], confined)
         if found and found.stat().st_size <= _MAX_SOURCE_BYTES:
             texts = {"source": found.read_text(encoding="utf-8", errors="replace"), **texts}
             source_path = str(found)
