@@ -254,8 +254,12 @@ def tool_argv(argv: Sequence[str], folder: Path) -> list[str]:
     out of one; `folder` is the only place it may write. Unchanged otherwise."""
     if not enabled():
         return list(argv)
-    jail = Jail(writable=(folder,), readable=(Path(argv[0]).resolve().parent,), cwd=folder,
-                limits=Limits(memory_mb=8192, cpu_s=300))
+    limits = Limits(memory_mb=8192, cpu_s=300)
+    jail = Jail(writable=(folder,), readable=(Path(argv[0]).resolve().parent,), cwd=folder, limits=limits)
+    prlimit = shutil.which("prlimit")     # util-linux: the limits a Popen's preexec_fn would set
+    if prlimit and prlimit.startswith("/usr/"):
+        argv = [prlimit, f"--as={limits.memory_mb << 20}", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_mb << 20}",
+                "--core=0", f"--nofile={limits.open_files}", "--", *argv]
     return wrap(argv, jail)
 
 

@@ -152,48 +152,49 @@ def _run_benchmark(request: BenchRequest, on_progress, timeout: float, triton=No
             lines.put(None)
         threading.Thread(target=read, daemon=True).start()
         try:
-            proc.stdin.write(json.dumps(request.to_json()) + "\n")
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-        rows: list[Row] = []
-        result = None
-        deadline = started + timeout
-        while True:
             try:
-                line = lines.get(timeout=max(0.05, deadline - time.perf_counter()))
-            except queue.Empty:
-                _kill(proc)
+                proc.stdin.write(json.dumps(request.to_json()) + "\n")
+                proc.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+            rows: list[Row] = []
+            result = None
+            deadline = started + timeout
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.05, deadline - time.perf_counter()))
+                except queue.Empty:
+                    return BenchResult(request.slug, "none", rows=tuple(rows), seconds=time.perf_counter() - started,
+                                       error=BenchError("timeout", f"the benchmark took longer than {timeout:g} s and "
+                                                        "was stopped (its worker process was killed)", _tail(stderr)))
+                if line is None:
+                    break
+                try:
+                    msg = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if not isinstance(msg, dict):
+                    continue
+                event = msg.get("event")
+                try:
+                    if event == "progress" and on_progress:
+                        progress = Progress(float(msg.get("fraction", 0.0)), str(msg.get("message", ""))[:500])
+                        on_progress(progress)
+                    elif event == "row" and len(rows) < MAX_ROWS:
+                        rows.append(Row(**msg["row"]))
+                    elif event == "result":
+                        result = BenchResult.from_json(msg["result"])
+                except (TypeError, ValueError, KeyError, AttributeError):
+                    continue
+            code = proc.wait()
+            if result is None:
                 return BenchResult(request.slug, "none", rows=tuple(rows), seconds=time.perf_counter() - started,
-                                   error=BenchError("timeout", f"the benchmark took longer than {timeout:g} s and "
-                                                    "was stopped (its worker process was killed)", _tail(stderr)))
-            if line is None:
-                break
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(msg, dict):
-                continue
-            event = msg.get("event")
-            if event == "progress" and on_progress:
-                on_progress(Progress(float(msg.get("fraction", 0.0)), str(msg.get("message", ""))))
-            try:
-                if event == "row":
-                    rows.append(Row(**msg["row"]))
-                elif event == "result":
-                    result = BenchResult.from_json(msg["result"])
-            except (TypeError, ValueError, KeyError, AttributeError):
-                continue
-        code = proc.wait()
-        if result is None:
-            _kill(proc)
-            return BenchResult(request.slug, "none", rows=tuple(rows), seconds=time.perf_counter() - started,
-                               error=BenchError("crash", f"the benchmark worker died ({_describe_exit(code)}) before "
-                                                "answering; a kernel that faults can take its process down. "
-                                                "Nothing else was affected.", _tail(stderr)))
-        _kill(proc)      # torch.compile's helper processes, if any linger
-        return result
+                                   error=BenchError("crash", f"the benchmark worker died ({_describe_exit(code)}) before "
+                                                    "answering; a kernel that faults can take its process down. "
+                                                    "Nothing else was affected.", _tail(stderr)))
+            return result
+        finally:
+            _kill(proc)      # every return: a progress callback that raises (a page's rerun) too
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -208,13 +209,18 @@ def _kill(proc: subprocess.Popen) -> None:
 
 
 def _tail(f, limit: int = 8000) -> str:
+    """The end of a file the job writes (up to its RLIMIT_FSIZE): only its last bytes are read."""
     try:
         f.flush()
-        f.seek(0)
-        text = f.read()
+        fd = f.fileno()
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, 4 * limit, max(0, size - 4 * limit))
     except (OSError, ValueError):
         return ""
-    return text[-limit:]
+    return data.decode("utf-8", "replace")[-limit:]
+
+
+MAX_ROWS = 100_000      # benchmark rows kept from one run (each line the job writes is one at most)
 
 
 def probe(timeout: float = 120) -> dict:

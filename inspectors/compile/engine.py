@@ -102,7 +102,7 @@ class _Worker:
                 break
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):      # RecursionError: [[[[... nested past the parser's depth
                 msg = {"_malformed": line[:200]}
             if not isinstance(msg, dict):
                 msg = {"_malformed": line[:200]}
@@ -617,21 +617,28 @@ class _OverQuota(Exception):
 
 
 def _folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:
-    """(bytes, files) under `folder`, not following links; stops counting at `limit_files`."""
+    """(bytes, files) under `folder`, not following links; stops counting at `limit_files`. A
+    file counts its size or its blocks, whichever is more (a sparse file is still its size to
+    whoever reads it); a folder the server may not read (a job's `chmod 000`, on a server not
+    run as root) counts as the whole allowance: what cannot be measured cannot be allowed."""
     total = files = 0
     stack = [str(folder)]
     while stack and files < limit_files:
+        path = stack.pop()
         try:
-            with os.scandir(stack.pop()) as it:
+            with os.scandir(path) as it:
                 for e in it:
                     files += 1
                     try:
                         if e.is_dir(follow_symlinks=False):
                             stack.append(e.path)
                         elif e.is_file(follow_symlinks=False):
-                            total += e.stat(follow_symlinks=False).st_blocks * 512
+                            st = e.stat(follow_symlinks=False)
+                            total += max(st.st_size, st.st_blocks * 512)
                     except OSError:
                         pass
+        except PermissionError:
+            return total, limit_files
         except OSError:
             pass
     return total, files

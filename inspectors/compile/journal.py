@@ -49,6 +49,7 @@ def made(folder: Path, stage: str, output: str | bytes) -> None:
 # What is read back from one file of a job at most: stage texts are cut further before any
 # parsing (inspectors.base.result.bound_text).
 MAX_FILE_BYTES = 64 << 20
+MAX_RECOVERED_BYTES = 96 << 20
 MAX_LAUNCHES = 256
 
 
@@ -67,6 +68,7 @@ class JobDir:
 
     def __init__(self, path: Path, fd: int):
         self.path, self.fd = path, fd
+        self.budget = MAX_RECOVERED_BYTES
 
     @classmethod
     def create(cls, parent: Path) -> "JobDir":
@@ -80,8 +82,14 @@ class JobDir:
             self.fd = -1
 
     def read(self, *names: str, limit: int = MAX_FILE_BYTES) -> bytes:
-        """The bytes of the regular file at `names` (folders, then the file) under the job's folder."""
-        return read_at(self.fd, names, limit)
+        """The bytes of the regular file at `names` (folders, then the file) under the job's folder,
+        within what is left of the job's whole read budget (MAX_RECOVERED_BYTES: 256 launches of
+        seven 64 MB files must not be read into the server)."""
+        if self.budget <= 0:
+            raise OSError("the job's read budget is spent")
+        data = read_at(self.fd, names, min(limit, self.budget))
+        self.budget -= len(data)
+        return data
 
     def entries(self, *names: str) -> list[str]:
         """The names in a folder under the job's folder (none followed through a link)."""
@@ -166,7 +174,7 @@ def recover(job: JobDir) -> tuple[tuple[KernelResult, ...], str | None]:
         try:
             meta = json.loads(text("kernel.json"))
             backend = parse_target(meta["target"]).backend
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
         texts = {"source": str(meta.get("source", ""))}
         for stage in stage_table.stages_for(backend):
