@@ -44,7 +44,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 QUEUE = """
 import random, sys, time
 from collections import deque
-from inspectors.compile.engine import Engine, _Ticket
+from inspectors.compile.engine import Engine
+from inspectors.compile.fairqueue import Ticket
 n = int(sys.argv[1])
 eng = Engine.__new__(Engine)
 eng._queues, eng._served, eng._dispatches = {}, {}, 0
@@ -52,7 +53,7 @@ for name in ("_changes",):
     setattr(eng, name, 0)
 eng._order = (-1, {})
 for i in range(n):
-    eng._queues[f"s{i}"] = deque([_Ticket(f"s{i}")])
+    eng._queues[f"s{i}"] = deque([Ticket(f"s{i}")])
 times = []
 for _ in range(5):
     first = next(iter(eng._queues))                 # a dispatch: the head leaves the queue

@@ -244,7 +244,7 @@ def test_linking_the_trusted_cache_skips_what_another_process_moves(tmp_path, mo
     another harvests into it through a `.tmp-` folder that is renamed away at any moment. The
     link skips `.tmp-` folders and any entry gone by the time it is read."""
     import os as os_mod
-    from inspectors.compile import engine as engine_mod
+    from inspectors.compile import trusted as trusted_mod
     by_file = tmp_path / "trusted" / "by-file" / "matmul.py"
     for name in ("KEPT", "GONE", ".tmp-5232-NEW"):
         (by_file / name).mkdir(parents=True)
@@ -256,8 +256,8 @@ def test_linking_the_trusted_cache_skips_what_another_process_moves(tmp_path, mo
             raise FileNotFoundError(2, "renamed away", str(path))
         return real(path)
 
-    monkeypatch.setattr(engine_mod.os, "listdir", listdir)
+    monkeypatch.setattr(trusted_mod.os, "listdir", listdir)
     private = tmp_path / "private"
-    engine_mod._link_trusted(tmp_path / "trusted", private)
+    trusted_mod.link_trusted(tmp_path / "trusted", private)
     linked = sorted(p.name for p in (private / "by-file" / "matmul.py").iterdir())
     assert linked == ["KEPT"] and (private / "by-file" / "matmul.py" / "KEPT").is_symlink()

@@ -142,13 +142,13 @@ def test_queue_positions_of_a_lecture_hall_are_the_schedulers_order():
     sessions, some with two jobs, some served before."""
     import random
     from collections import deque
-    from inspectors.compile.engine import _Ticket
+    from inspectors.compile.fairqueue import Ticket
     rng = random.Random(24)
     eng = Engine.__new__(Engine)                    # the scheduler's state only: no workers
     eng._queues, eng._served, eng._dispatches, eng._changes, eng._order = {}, {}, 500, 0, (-1, {})
     for i in range(300):
         s = f"s{i}"
-        eng._queues[s] = deque(_Ticket(s) for _ in range(rng.choice((1, 1, 2))))
+        eng._queues[s] = deque(Ticket(s) for _ in range(rng.choice((1, 1, 2))))
         for t in eng._queues[s]:
             t.enqueued = rng.random()
         if rng.random() < 0.4:

@@ -15,11 +15,11 @@ fair queue in front of them, shared by every session of the server.
   longer counts against the pool: while it runs on, a spare worker is started so the others
   in the queue are not held up by it, up to as many spares as the pool has workers. A spare is
   stopped when the job it stood in for ends.
-* **Fair queue.** A free worker goes to the waiting session served least recently (then to
-  the one waiting longest), not first come first served: one student pressing Compile ten
-  times cannot push the class back ten places. A
-  session may have at most `TLENS_SESSION_JOBS` jobs waiting or running (default 2); one more
-  is refused at once with an error of kind `busy`.
+* **Fair queue** (`fairqueue.py`). A free worker goes to the waiting session served least
+  recently (then to the one waiting longest), not first come first served: one student pressing
+  Compile ten times cannot push the class back ten places. A session may have at most
+  `TLENS_SESSION_JOBS` jobs waiting or running (default 2; one more is refused at once with an
+  error of kind `busy`), and on a class server one of them running at a time.
 * **Where am I?** `on_wait(position, seconds)` is called while a job waits, about twice a
   second: `position` = how many jobs will be served before it.
 * **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
@@ -27,26 +27,24 @@ fair queue in front of them, shared by every session of the server.
   `Engines` keeps one Engine per configured version and routes a request by its
   `triton_version` ("" = the server's own).
 
-The engine never imports torch or triton: it is safe to use from the Streamlit server.
+The engine never imports torch or triton: it is safe to use from the Streamlit server. Its parts:
+`workers` (one worker process and the watch on its scratch), `fairqueue` (who runs where),
+`trusted` (the sandboxes' shared, read-only Triton cache), `journal` (a job's folder, read back).
 """
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import heapq
 import json
 import os
 import queue
-import re
 import secrets
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Callable
 
@@ -57,104 +55,14 @@ from inspectors.base.result import CompileRequest, CompileResult, bound_text, bo
 from inspectors.base import sandbox
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
+from inspectors.compile import trusted as trusted_cache
+from inspectors.compile.fairqueue import FairQueue
+from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-# A worker's answer larger than this is not read: a job's code can write anything to the
-# protocol pipe, and the server must not hold it (nor spend seconds of its GIL parsing it).
-MAX_REPLY_BYTES = 128 << 20
-
-
-class _Worker:
-    def __init__(self, argv: list[str], env: dict | None, folder: Path | None = None,
-                 cgroup: sandbox.Cgroup | None = None, preexec=None):
-        """`folder`: the sandboxed worker's own scratch (its jobs, its Triton cache), removed with it;
-        `cgroup`: the sandbox's cgroup, whose tasks are killed with it."""
-        self.folder, self.cgroup = folder, cgroup
-        self.jobs = 0
-        self.clean = True       # has run only the library's own files (see Engine._run)
-        self.cpu_s = 0.0        # CPU seconds the worker process has used, from its last reply
-        self._stop_lock = threading.Lock()
-        self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
-            preexec_fn=preexec,
-        )
-        self.lines: queue.Queue = queue.Queue()
-        self.ready = threading.Event()
-        self.info: dict = {}
-        threading.Thread(target=self._read, daemon=True).start()
-
-    @property
-    def sandboxed(self) -> bool:
-        return self.folder is not None
-
-    def _read(self):
-        while True:
-            line = self.proc.stdout.readline(MAX_REPLY_BYTES)
-            if not line:
-                break
-            if not line.endswith("\n"):          # over the limit (or cut off by death)
-                if len(line) >= MAX_REPLY_BYTES:
-                    self.lines.put({"_oversize": True})
-                    self.kill()
-                break
-            try:
-                msg = json.loads(line)
-            except (ValueError, RecursionError):      # RecursionError: [[[[... nested past the parser's depth
-                msg = {"_malformed": line[:200]}
-            if not isinstance(msg, dict):
-                msg = {"_malformed": line[:200]}
-            if msg.get("ready") and not self.ready.is_set():
-                self.info = msg
-                self.ready.set()
-            else:
-                self.lines.put(msg)
-        self.lines.put(None)   # EOF: the worker died
-        self.ready.set()
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self):
-        """Every process of this worker ended (its sandbox's too); its folder is kept to be read.
-        Its process group is signalled only while its leader is not yet reaped: after that the
-        number is free, and on a busy server (a class's sandboxes and their threads; pid_max is
-        32768 on the GPU machine) a second stop of the same worker could kill another worker's
-        group, mid-compile, by a reused number. (Linux gives no new process a number still in
-        use as a group's id, so while any member lives the group is still this worker's.)"""
-        with self._stop_lock:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-        if self.cgroup is not None:
-            self.cgroup.kill()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-
-    def kill(self):
-        self.stop()
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-
-class _Ticket:
-    """One job waiting for (or holding) a worker."""
-
-    def __init__(self, session: str):
-        self.session = session
-        self.slot: int | None = None          # set by the scheduler when it is this job's turn
-        self.enqueued = time.monotonic()
-        self.started: float | None = None     # when it got its worker
-        self.reniced = False                  # its worker was given the lowest CPU priority
-
-
-class Engine:
+class Engine(FairQueue):
     """A pool of warm workers behind a fair queue (see the module docstring)."""
 
     def __init__(self, settings: settings_mod.Settings | None = None, workers: int | None = None,
@@ -179,7 +87,7 @@ class Engine:
             problem = sandbox.check()
             if problem:
                 raise sandbox.SandboxError(f"the sandbox for users' code does not work on this machine: {problem}")
-        self._library = _library_digests()
+        self._library = trusted_cache.library_digests()
         self._spawned = 0
         self._spawn_lock = threading.Lock()
         # Every worker is started from this one thread, which lives as long as the engine: bwrap's
@@ -189,24 +97,17 @@ class Engine:
         self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-spawn")
         self._cv = threading.Condition()
         self._jobs = 0
-        self._slots: list[_Worker | None] = [self._spawn() for _ in range(self.size)]
-        self._busy: dict[int, _Ticket] = {}              # slot -> the job running there
-        self._queues: dict[str, deque[_Ticket]] = {}     # session -> its waiting jobs, oldest first
-        self._served: dict[str, int] = {}                # session -> when it was last given a worker
-        self._dispatches = 0
-        self._changes = 0                                # bumped whenever the queues change
-        self._order: tuple[int, dict[int, int]] = (-1, {})   # (_changes, id(ticket) -> jobs ahead)
-        self._stragglers: set[int] = set()               # slots whose job outran straggler_s
-        self.completed = 0
+        self._slots: list[Worker | None] = [self._spawn() for _ in range(self.size)]
+        self._init_queue()
         self._closed = False
 
     # -- the pool -------------------------------------------------------------------------------
 
-    def _spawn(self) -> _Worker:
+    def _spawn(self) -> Worker:
         """A fresh worker, started from the engine's spawner thread (see __init__)."""
         return self._spawner.submit(self._spawn_here).result()
 
-    def _spawn_here(self) -> _Worker:
+    def _spawn_here(self) -> Worker:
         env = {**os.environ, **self.extra_env}
         env["TRITON_CACHE_DIR"] = str(self.settings.triton_cache_dir)
         env["TLENS_TRITON_CACHE_BASE"] = str(self.settings.triton_cache_dir)
@@ -218,10 +119,10 @@ class Engine:
         self.settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
         argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker"]
         if not self.sandboxed:
-            return _Worker(argv, env)
+            return Worker(argv, env)
         return self._spawn_sandboxed(argv)
 
-    def _spawn_sandboxed(self, argv: list[str]) -> _Worker:
+    def _spawn_sandboxed(self, argv: list[str]) -> Worker:
         """A worker in a sandbox of its own (see sandbox.py), for one job (or, for the engine of one
         user, for that user's jobs): its scratch folder holds its jobs and a private Triton cache
         in which the trusted cache's kernels appear read-only."""
@@ -234,9 +135,9 @@ class Engine:
         cache = folder / "triton"
         cache.mkdir(parents=True)
         sandbox.write_passwd(folder / "etc")
-        trusted = self.settings.triton_cache_dir / TRUSTED
+        trusted = self.settings.triton_cache_dir / trusted_cache.TRUSTED
         trusted.mkdir(parents=True, exist_ok=True)
-        _link_trusted(trusted, cache)
+        trusted_cache.link_trusted(trusted, cache)
         limits = sandbox.Limits(memory_mb=self.settings.worker_memory_mb or 8192, scratch_mb=self.settings.scratch_mb,
                                 cpu_s=self._cpu_limit_s())
         env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
@@ -247,7 +148,7 @@ class Engine:
         jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
                             env=env, limits=limits, python=self.triton.python or sys.executable)
         cgroup = sandbox.Cgroup.create(f"{self.scratch.name}-w{n}", limits)
-        return _Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
+        return Worker(sandbox.wrap(argv, jail, folder / "etc"), sandbox.BWRAP_ENV, folder=folder, cgroup=cgroup,
                        preexec=limits.preexec(cgroup))
 
     def _cpu_limit_s(self) -> int:
@@ -306,149 +207,6 @@ class Engine:
                 self._restore_priority(ticket.slot)
             self._finish(ticket)
 
-    def _enqueue(self, session: str) -> _Ticket | None:
-        with self._cv:
-            mine = len(self._queues.get(session, ())) + sum(t.session == session for t in self._busy.values())
-            if mine >= self.session_jobs:
-                return None
-            ticket = _Ticket(session)
-            self._queues.setdefault(session, deque()).append(ticket)
-            self._changes += 1
-            self._dispatch()
-            return ticket
-
-    def _wait_turn(self, ticket: _Ticket, on_wait) -> int:
-        with self._cv:
-            while ticket.slot is None:
-                if on_wait is not None:
-                    position = self._position(ticket)
-                    waited = time.monotonic() - ticket.enqueued
-                    self._cv.release()
-                    try:
-                        on_wait(position, waited)
-                    finally:
-                        self._cv.acquire()
-                    if ticket.slot is not None:
-                        break
-                self._cv.wait(0.5)
-                self._check_stragglers()
-            return ticket.slot
-
-    def _next_session(self, queues: dict, served: dict) -> str:
-        """Fair order: the waiting session served least recently (never served first), ties
-        broken by who has waited longest."""
-        return min(queues, key=lambda s: (served.get(s, -1), queues[s][0].enqueued))
-
-    def _position(self, ticket: _Ticket) -> int:
-        """Jobs that will be served before `ticket`: the scheduler's order, played out once per
-        change of the queues for every waiting job (each waiting session asks after every
-        dispatch: with 300 of them, playing it out per asker was the server's busiest loop)."""
-        if self._order[0] != self._changes:
-            self._order = (self._changes, self._play_out())
-        return self._order[1].get(id(ticket), 0)
-
-    def _play_out(self) -> dict[int, int]:
-        """id(ticket) -> jobs ahead of it, for every waiting job: `_next_session`'s order (least
-        recently served first, then the longest waiting) with a heap, n log n."""
-        queues = {s: list(q) for s, q in self._queues.items() if q}
-        heap = [(self._served.get(s, -1), q[0].enqueued, s) for s, q in queues.items()]
-        heapq.heapify(heap)
-        ahead, clock, out, nxt = 0, self._dispatches, {}, {s: 0 for s in queues}
-        while heap:
-            _, _, s = heapq.heappop(heap)
-            q = queues[s]
-            out[id(q[nxt[s]])] = ahead
-            nxt[s] += 1
-            ahead += 1
-            clock += 1
-            if nxt[s] < len(q):
-                heapq.heappush(heap, (clock, q[nxt[s]].enqueued, s))
-        return out
-
-    def _free_slot(self) -> int | None:
-        for i in range(len(self._slots)):
-            if i not in self._busy and self._slots[i] is not None:
-                return i
-        return None
-
-    def _eligible(self) -> dict[str, deque]:
-        """The waiting sessions that may start a job now: those with fewer than
-        `session_running` jobs running. Holds self._cv."""
-        running: dict[str, int] = {}
-        for t in self._busy.values():
-            running[t.session] = running.get(t.session, 0) + 1
-        return {s: q for s, q in self._queues.items() if q and running.get(s, 0) < self.session_running}
-
-    def _dispatch(self) -> None:
-        """Give free workers to waiting jobs in the fair order. Holds self._cv."""
-        while self._queues:
-            slot = self._free_slot()
-            if slot is None:
-                return
-            eligible = self._eligible()
-            if not eligible:
-                return
-            session = self._next_session(eligible, self._served)
-            ticket = self._queues[session].popleft()
-            if not self._queues[session]:
-                del self._queues[session]
-            self._changes += 1
-            self._dispatches += 1
-            self._served[session] = self._dispatches
-            ticket.slot = slot
-            ticket.started = time.monotonic()
-            self._busy[slot] = ticket
-            self._cv.notify_all()
-
-    def _check_stragglers(self) -> None:
-        """A job running past straggler_s gets a spare worker started beside it (once, at
-        most `size` spares), so the queue moves on at the pool's size. The straggler's processes get the lowest CPU
-        priority: a `while True` in example() must not slow the class's compiles on a machine
-        with few cores. Holds self._cv."""
-        now = time.monotonic()
-        for slot, t in list(self._busy.items()):
-            if slot in self._stragglers or t.started is None or now - t.started < self.straggler_s:
-                continue
-            if not t.reniced:
-                t.reniced = True
-                _lower_priority(self._slots[slot])
-            # the spare starts now, not when the next job arrives: a student pressing Compile
-            # while hangs run then finds a worker already started
-            if len(self._slots) >= 2 * self.size:
-                continue
-            self._stragglers.add(slot)
-            self._slots.append(self._spawn())
-            self._dispatch()
-
-    def _finish(self, ticket: _Ticket) -> None:
-        with self._cv:
-            if ticket.slot is None:                         # never ran (refused or abandoned)
-                q = self._queues.get(ticket.session)
-                if q and ticket in q:
-                    q.remove(ticket)
-                    self._changes += 1
-                    if not q:
-                        del self._queues[ticket.session]
-            else:
-                self._busy.pop(ticket.slot, None)
-                self.completed += 1
-                if ticket.slot in self._stragglers:
-                    self._stragglers.discard(ticket.slot)
-                    self._retire_spare()
-            self._dispatch()
-            self._cv.notify_all()
-
-    def _retire_spare(self) -> None:
-        """Back to `size` workers once a straggler has ended: stop an idle spare. Holds self._cv."""
-        for i in range(len(self._slots) - 1, self.size - 1, -1):
-            if i not in self._busy and len([s for s in self._slots if s is not None]) > self.size:
-                w, self._slots[i] = self._slots[i], None
-                if w is not None:
-                    w.kill()
-                while self._slots and self._slots[-1] is None and len(self._slots) > self.size:
-                    self._slots.pop()
-                return
-
     # -- one job on one worker ------------------------------------------------------------------
 
     def _run(self, slot: int, request: CompileRequest, timeout: float) -> CompileResult:
@@ -481,7 +239,7 @@ class Engine:
             job.close()
             shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
 
-    def _run_job(self, slot: int, worker: _Worker, job: journal.JobDir, request: CompileRequest,
+    def _run_job(self, slot: int, worker: Worker, job: journal.JobDir, request: CompileRequest,
                  timeout: float) -> CompileResult:
         msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
@@ -500,7 +258,7 @@ class Engine:
                 "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
                 f"does example() loop forever?", request.filename, None, tail),
                 seconds=time.perf_counter() - started)
-        except _OverQuota as e:
+        except OverQuota as e:
             worker.stop()
             tail = _output_tail(job, 2000)
             self._replace(slot)
@@ -536,9 +294,9 @@ class Engine:
             # that has run only the library's own, unedited files has run only our code: it stays
             # (no new worker to start: a class compiling the lesson kernels pays no start-up per
             # compile), and the kernels it compiled join the trusted cache.
-            worker.clean = worker.clean and _digest(request.source) in self._library
+            worker.clean = worker.clean and trusted_cache.digest(request.source) in self._library
             if worker.clean:
-                _harvest(worker.folder / "triton", self.settings.triton_cache_dir / TRUSTED)
+                trusted_cache.harvest(worker.folder / "triton", self.settings.triton_cache_dir / trusted_cache.TRUSTED)
             # RLIMIT_CPU counts a process's whole life: a worker kept for job after job retires
             # at half of it, before the kernel's SIGKILL could end a student's compile.
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
@@ -549,7 +307,7 @@ class Engine:
             return CompileResult(error=CompileError("crash", f"the compile worker's answer could not be read ({e})",
                                                     request.filename, None))
 
-    def _await_reply(self, worker: _Worker, timeout: float):
+    def _await_reply(self, worker: Worker, timeout: float):
         """The worker's answer; raises queue.Empty past `timeout`, _OverQuota when a sandboxed job
         fills its scratch folder past the limit (checked twice a second)."""
         if not worker.sandboxed:
@@ -564,9 +322,9 @@ class Engine:
                 return worker.lines.get(timeout=min(0.5, left))
             except queue.Empty:
                 pass
-            used, files = _folder_usage(worker.folder, limit_files=50_000)
+            used, files = folder_usage(worker.folder, limit_files=50_000)
             if used > quota or files >= 50_000:
-                raise _OverQuota(f"the job wrote more than its scratch allowance ({self.settings.scratch_mb} MB or "
+                raise OverQuota(f"the job wrote more than its scratch allowance ({self.settings.scratch_mb} MB or "
                                  "50,000 files) and was stopped (TLENS_SCRATCH_MB)")
 
     def _restore_priority(self, slot: int) -> None:
@@ -581,7 +339,7 @@ class Engine:
         except OSError:
             self._replace(slot)
 
-    def _replace(self, slot: int, wait: bool = True) -> _Worker:
+    def _replace(self, slot: int, wait: bool = True) -> Worker:
         """A fresh worker in `slot`; the old one is killed first, or, with wait=False (a sandbox
         whose job is done), beside the caller, who then returns its result without waiting."""
         with self._cv:
@@ -610,152 +368,6 @@ class Engine:
 
 
 RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced
-
-
-class _OverQuota(Exception):
-    pass
-
-
-def _folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:
-    """(bytes, files) under `folder`, not following links; stops counting at `limit_files`. A
-    file counts its size or its blocks, whichever is more (a sparse file is still its size to
-    whoever reads it); a folder the server may not read (a job's `chmod 000`, on a server not
-    run as root) counts as the whole allowance: what cannot be measured cannot be allowed."""
-    total = files = 0
-    stack = [str(folder)]
-    while stack and files < limit_files:
-        path = stack.pop()
-        try:
-            with os.scandir(path) as it:
-                for e in it:
-                    files += 1
-                    try:
-                        if e.is_dir(follow_symlinks=False):
-                            stack.append(e.path)
-                        elif e.is_file(follow_symlinks=False):
-                            st = e.stat(follow_symlinks=False)
-                            total += max(st.st_size, st.st_blocks * 512)
-                    except OSError:
-                        pass
-        except PermissionError:
-            return total, limit_files
-        except OSError:
-            pass
-    return total, files
-
-
-def _digest(text: str) -> str:
-    import hashlib
-    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
-
-
-def _library_digests() -> frozenset[str]:
-    """The library's kernel files: code of ours, whose compiles may fill the trusted cache."""
-    out = set()
-    for f in (_REPO_ROOT / "kernels").glob("*.py"):
-        try:
-            out.add(_digest(f.read_text(encoding="utf-8")))
-        except OSError:
-            pass
-    return frozenset(out)
-
-
-# The sandboxed engine's shared Triton cache, in the settings' cache folder: only the server
-# writes it, with what sandboxes compiled from the library's own files. Not the folder itself,
-# which unsandboxed workers (a one-user server, the CLI) write as they run users' code.
-TRUSTED = "sandbox-trusted"
-
-# A Triton cache folder name: by-file/<file name>/<hash> (the worker's layout, one folder per file name)
-_CACHE_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-
-
-def _link_trusted(trusted: Path, private: Path, limit: int = 20_000) -> None:
-    """The trusted cache's kernels in a sandboxed worker's private cache, as links to the
-    read-only copy (Triton only reads a cache folder it finds; what it writes stays private)."""
-    root = trusted / "by-file"
-    n = 0
-    try:
-        names = list(os.scandir(root))
-    except OSError:
-        return
-    for name in names:
-        if not name.is_dir(follow_symlinks=False) or not _CACHE_NAME_RE.match(name.name):
-            continue
-        mine = private / "by-file" / name.name
-        mine.mkdir(parents=True, exist_ok=True)
-        try:
-            entries = list(os.scandir(name.path))
-        except OSError:
-            continue
-        for e in entries:
-            # another server process may be harvesting into this folder as we read it: its
-            # `.tmp-` folder is renamed away at any moment (a class of 300 on 16 cores once
-            # failed a student's compile on a FileNotFoundError here)
-            if e.name.startswith(".") or n >= limit or not _CACHE_NAME_RE.match(e.name):
-                continue
-            try:
-                if e.is_dir(follow_symlinks=False) and any(f.startswith("__grp__") for f in os.listdir(e.path)):
-                    os.symlink(e.path, mine / e.name)
-                    n += 1
-            except OSError:
-                continue
-
-
-def _harvest(private: Path, trusted: Path, max_bytes: int = 64 << 20) -> int:
-    """Copy the kernels a trusted job compiled (real folders of regular files, not links) from
-    its private cache into the trusted one; returns how many."""
-    added = 0
-    root = private / "by-file"
-    if root.is_symlink() or not root.is_dir():
-        return 0
-    for name in root.iterdir():
-        if name.is_symlink() or not name.is_dir() or not _CACHE_NAME_RE.match(name.name):
-            continue
-        for entry in name.iterdir():
-            dest = trusted / "by-file" / name.name / entry.name
-            if entry.is_symlink() or not entry.is_dir() or not _CACHE_NAME_RE.match(entry.name) or dest.exists():
-                continue
-            files = list(entry.iterdir())
-            if not any(f.name.startswith("__grp__") for f in files):
-                continue        # an incomplete entry (ptxas crashed): Triton would write into it
-            if any(f.is_symlink() or not f.is_file() or not _CACHE_NAME_RE.match(f.name) for f in files):
-                continue
-            if sum(f.stat().st_size for f in files) > max_bytes:
-                continue
-            tmp = dest.parent / f".tmp-{os.getpid()}-{entry.name}"
-            try:
-                tmp.mkdir(parents=True)
-                for f in files:
-                    if f.name.startswith("__grp__") and f.suffix == ".json":
-                        (tmp / f.name).write_text(_regroup(f, dest))
-                    else:
-                        shutil.copyfile(f, tmp / f.name)
-                os.rename(tmp, dest)
-                added += 1
-            except OSError:
-                shutil.rmtree(tmp, ignore_errors=True)
-    return added
-
-
-def _regroup(group_file: Path, dest: Path) -> str:
-    """A Triton cache group file (`__grp__add_kernel.json`: {"child_paths": {"add_kernel.ptx":
-    "/abs/path/add_kernel.ptx", ...}}) with its paths pointing into `dest`: Triton counts a
-    kernel as cached only where the files it names exist."""
-    data = json.loads(group_file.read_text())
-    children = data.get("child_paths") or {}
-    data["child_paths"] = {name: str(dest / Path(path).name) for name, path in children.items()
-                           if isinstance(path, str) and (group_file.parent / Path(path).name).is_file()}
-    return json.dumps(data)
-
-
-def _lower_priority(worker: _Worker | None) -> None:
-    """nice 19 for the worker's whole process group (its launcher's children too)."""
-    if worker is None:
-        return
-    try:
-        os.setpriority(os.PRIO_PGRP, worker.proc.pid, 19)
-    except (OSError, AttributeError):
-        pass
 
 
 def _describe_exit(code) -> str:

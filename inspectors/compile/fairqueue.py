@@ -1,0 +1,189 @@
+"""The fair queue in front of the engine's workers (the scheduling half of `Engine`).
+
+* A free worker goes to the waiting session served least recently (then to the one waiting
+  longest), not first come first served: one student pressing Compile ten times cannot push the
+  class back ten places (`_next_session`, and `_play_out` for everyone's queue position).
+* A session may have `session_jobs` jobs waiting or running (one more is refused: `busy`) and
+  `session_running` of them running at once (1 on a class server: a student's tabs share one
+  worker, however many hang).
+* A job past `straggler_s` gets the lowest CPU priority and a spare worker started beside it at
+  once (at most `size` spares), retired when the job ends.
+
+`Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+
+from inspectors.compile.workers import lower_priority
+
+
+class Ticket:
+    """One job waiting for (or holding) a worker."""
+
+    def __init__(self, session: str):
+        self.session = session
+        self.slot: int | None = None          # set by the scheduler when it is this job's turn
+        self.enqueued = time.monotonic()
+        self.started: float | None = None     # when it got its worker
+        self.reniced = False                  # its worker was given the lowest CPU priority
+
+
+class FairQueue:
+    """The queue's state and its scheduling; the subclass provides `_slots` (its workers),
+    `size`, `session_jobs`, `session_running`, `straggler_s` and `_spawn()`."""
+
+    def _init_queue(self) -> None:
+        self._busy: dict[int, Ticket] = {}               # slot -> the job running there
+        self._queues: dict[str, deque[Ticket]] = {}      # session -> its waiting jobs, oldest first
+        self._served: dict[str, int] = {}                # session -> when it was last given a worker
+        self._dispatches = 0
+        self._changes = 0                                # bumped whenever the queues change
+        self._order: tuple[int, dict[int, int]] = (-1, {})   # (_changes, id(ticket) -> jobs ahead)
+        self._stragglers: set[int] = set()               # slots whose job outran straggler_s
+        self.completed = 0
+
+    def _enqueue(self, session: str) -> Ticket | None:
+        with self._cv:
+            mine = len(self._queues.get(session, ())) + sum(t.session == session for t in self._busy.values())
+            if mine >= self.session_jobs:
+                return None
+            ticket = Ticket(session)
+            self._queues.setdefault(session, deque()).append(ticket)
+            self._changes += 1
+            self._dispatch()
+            return ticket
+
+    def _wait_turn(self, ticket: Ticket, on_wait) -> int:
+        with self._cv:
+            while ticket.slot is None:
+                if on_wait is not None:
+                    position = self._position(ticket)
+                    waited = time.monotonic() - ticket.enqueued
+                    self._cv.release()
+                    try:
+                        on_wait(position, waited)
+                    finally:
+                        self._cv.acquire()
+                    if ticket.slot is not None:
+                        break
+                self._cv.wait(0.5)
+                self._check_stragglers()
+            return ticket.slot
+
+    def _next_session(self, queues: dict, served: dict) -> str:
+        """Fair order: the waiting session served least recently (never served first), ties
+        broken by who has waited longest."""
+        return min(queues, key=lambda s: (served.get(s, -1), queues[s][0].enqueued))
+
+    def _position(self, ticket: Ticket) -> int:
+        """Jobs that will be served before `ticket`: the scheduler's order, played out once per
+        change of the queues for every waiting job (each waiting session asks after every
+        dispatch: with 300 of them, playing it out per asker was the server's busiest loop)."""
+        if self._order[0] != self._changes:
+            self._order = (self._changes, self._play_out())
+        return self._order[1].get(id(ticket), 0)
+
+    def _play_out(self) -> dict[int, int]:
+        """id(ticket) -> jobs ahead of it, for every waiting job: `_next_session`'s order (least
+        recently served first, then the longest waiting) with a heap, n log n."""
+        queues = {s: list(q) for s, q in self._queues.items() if q}
+        heap = [(self._served.get(s, -1), q[0].enqueued, s) for s, q in queues.items()]
+        heapq.heapify(heap)
+        ahead, clock, out, nxt = 0, self._dispatches, {}, {s: 0 for s in queues}
+        while heap:
+            _, _, s = heapq.heappop(heap)
+            q = queues[s]
+            out[id(q[nxt[s]])] = ahead
+            nxt[s] += 1
+            ahead += 1
+            clock += 1
+            if nxt[s] < len(q):
+                heapq.heappush(heap, (clock, q[nxt[s]].enqueued, s))
+        return out
+
+    def _free_slot(self) -> int | None:
+        for i in range(len(self._slots)):
+            if i not in self._busy and self._slots[i] is not None:
+                return i
+        return None
+
+    def _eligible(self) -> dict[str, deque]:
+        """The waiting sessions that may start a job now: those with fewer than
+        `session_running` jobs running. Holds self._cv."""
+        running: dict[str, int] = {}
+        for t in self._busy.values():
+            running[t.session] = running.get(t.session, 0) + 1
+        return {s: q for s, q in self._queues.items() if q and running.get(s, 0) < self.session_running}
+
+    def _dispatch(self) -> None:
+        """Give free workers to waiting jobs in the fair order. Holds self._cv."""
+        while self._queues:
+            slot = self._free_slot()
+            if slot is None:
+                return
+            eligible = self._eligible()
+            if not eligible:
+                return
+            session = self._next_session(eligible, self._served)
+            ticket = self._queues[session].popleft()
+            if not self._queues[session]:
+                del self._queues[session]
+            self._changes += 1
+            self._dispatches += 1
+            self._served[session] = self._dispatches
+            ticket.slot = slot
+            ticket.started = time.monotonic()
+            self._busy[slot] = ticket
+            self._cv.notify_all()
+
+    def _check_stragglers(self) -> None:
+        """A job running past straggler_s gets a spare worker started beside it (once, at
+        most `size` spares), so the queue moves on at the pool's size. The straggler's processes get the lowest CPU
+        priority: a `while True` in example() must not slow the class's compiles on a machine
+        with few cores. Holds self._cv."""
+        now = time.monotonic()
+        for slot, t in list(self._busy.items()):
+            if slot in self._stragglers or t.started is None or now - t.started < self.straggler_s:
+                continue
+            if not t.reniced:
+                t.reniced = True
+                lower_priority(self._slots[slot])
+            # the spare starts now, not when the next job arrives: a student pressing Compile
+            # while hangs run then finds a worker already started
+            if len(self._slots) >= 2 * self.size:
+                continue
+            self._stragglers.add(slot)
+            self._slots.append(self._spawn())
+            self._dispatch()
+
+    def _finish(self, ticket: Ticket) -> None:
+        with self._cv:
+            if ticket.slot is None:                         # never ran (refused or abandoned)
+                q = self._queues.get(ticket.session)
+                if q and ticket in q:
+                    q.remove(ticket)
+                    self._changes += 1
+                    if not q:
+                        del self._queues[ticket.session]
+            else:
+                self._busy.pop(ticket.slot, None)
+                self.completed += 1
+                if ticket.slot in self._stragglers:
+                    self._stragglers.discard(ticket.slot)
+                    self._retire_spare()
+            self._dispatch()
+            self._cv.notify_all()
+
+    def _retire_spare(self) -> None:
+        """Back to `size` workers once a straggler has ended: stop an idle spare. Holds self._cv."""
+        for i in range(len(self._slots) - 1, self.size - 1, -1):
+            if i not in self._busy and len([s for s in self._slots if s is not None]) > self.size:
+                w, self._slots[i] = self._slots[i], None
+                if w is not None:
+                    w.kill()
+                while self._slots and self._slots[-1] is None and len(self._slots) > self.size:
+                    self._slots.pop()
+                return

@@ -1,0 +1,146 @@
+"""One warm compile worker: a process (sandboxed or not) that imports torch and triton once and
+answers one JSON line per job on its stdout, read by a thread of its own.
+
+    worker = Worker(argv, env, folder=scratch, cgroup=cgroup, preexec=limits.preexec(cgroup))
+    worker.ready.wait(); msg = worker.lines.get(timeout=60); worker.kill()
+
+Also what the engine needs to watch a sandboxed job: the quota scan of its scratch folder
+(`folder_usage`) and the lowest CPU priority for a job that runs long (`lower_priority`).
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+from inspectors.base import sandbox
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# A worker's answer larger than this is not read: a job's code can write anything to the
+# protocol pipe, and the server must not hold it (nor spend seconds of its GIL parsing it).
+MAX_REPLY_BYTES = 128 << 20
+
+
+class Worker:
+    def __init__(self, argv: list[str], env: dict | None, folder: Path | None = None,
+                 cgroup: sandbox.Cgroup | None = None, preexec=None):
+        """`folder`: the sandboxed worker's own scratch (its jobs, its Triton cache), removed with it;
+        `cgroup`: the sandbox's cgroup, whose tasks are killed with it."""
+        self.folder, self.cgroup = folder, cgroup
+        self.jobs = 0
+        self.clean = True       # has run only the library's own files (see Engine._run)
+        self.cpu_s = 0.0        # CPU seconds the worker process has used, from its last reply
+        self._stop_lock = threading.Lock()
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=str(_REPO_ROOT), env=env, text=True, encoding="utf-8", errors="replace", start_new_session=True,
+            preexec_fn=preexec,
+        )
+        self.lines: queue.Queue = queue.Queue()
+        self.ready = threading.Event()
+        self.info: dict = {}
+        threading.Thread(target=self._read, daemon=True).start()
+
+    @property
+    def sandboxed(self) -> bool:
+        return self.folder is not None
+
+    def _read(self):
+        while True:
+            line = self.proc.stdout.readline(MAX_REPLY_BYTES)
+            if not line:
+                break
+            if not line.endswith("\n"):          # over the limit (or cut off by death)
+                if len(line) >= MAX_REPLY_BYTES:
+                    self.lines.put({"_oversize": True})
+                    self.kill()
+                break
+            try:
+                msg = json.loads(line)
+            except (ValueError, RecursionError):      # RecursionError: [[[[... nested past the parser's depth
+                msg = {"_malformed": line[:200]}
+            if not isinstance(msg, dict):
+                msg = {"_malformed": line[:200]}
+            if msg.get("ready") and not self.ready.is_set():
+                self.info = msg
+                self.ready.set()
+            else:
+                self.lines.put(msg)
+        self.lines.put(None)   # EOF: the worker died
+        self.ready.set()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self):
+        """Every process of this worker ended (its sandbox's too); its folder is kept to be read.
+        Its process group is signalled only while its leader is not yet reaped: after that the
+        number is free, and on a busy server (a class's sandboxes and their threads; pid_max is
+        32768 on the GPU machine) a second stop of the same worker could kill another worker's
+        group, mid-compile, by a reused number. (Linux gives no new process a number still in
+        use as a group's id, so while any member lives the group is still this worker's.)"""
+        with self._stop_lock:
+            if self.proc.poll() is None:
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        if self.cgroup is not None:
+            self.cgroup.kill()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def kill(self):
+        self.stop()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def lower_priority(worker: Worker | None) -> None:
+    """nice 19 for the worker's whole process group (its launcher's children too)."""
+    if worker is None:
+        return
+    try:
+        os.setpriority(os.PRIO_PGRP, worker.proc.pid, 19)
+    except (OSError, AttributeError):
+        pass
+
+
+class OverQuota(Exception):
+    pass
+
+
+def folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:
+    """(bytes, files) under `folder`, not following links; stops counting at `limit_files`. A
+    file counts its size or its blocks, whichever is more (a sparse file is still its size to
+    whoever reads it); a folder the server may not read (a job's `chmod 000`, on a server not
+    run as root) counts as the whole allowance: what cannot be measured cannot be allowed."""
+    total = files = 0
+    stack = [str(folder)]
+    while stack and files < limit_files:
+        path = stack.pop()
+        try:
+            with os.scandir(path) as it:
+                for e in it:
+                    files += 1
+                    try:
+                        if e.is_dir(follow_symlinks=False):
+                            stack.append(e.path)
+                        elif e.is_file(follow_symlinks=False):
+                            st = e.stat(follow_symlinks=False)
+                            total += max(st.st_size, st.st_blocks * 512)
+                    except OSError:
+                        pass
+        except PermissionError:
+            return total, limit_files
+        except OSError:
+            pass
+    return total, files
