@@ -43,6 +43,8 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from inspectors.base.cgroups import Cgroup, cgroup_root, read_text
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOX_UID = 65534
 # What of the repository a worker needs: the code (read-only). Never the repo root: the default
@@ -65,7 +67,7 @@ class Limits:
     scratch_mb: int = 1024          # the job's scratch folder, checked by the engine while it runs
     tmp_mb: int = 256               # the private /tmp (a tmpfs)
 
-    def preexec(self, cgroup: "Cgroup | None" = None, gpu: bool = False):
+    def preexec(self, cgroup: Cgroup | None = None, gpu: bool = False):
         """A function for Popen's preexec_fn: runs in the child before bwrap is executed."""
         def apply():
             if cgroup is not None:
@@ -291,149 +293,6 @@ class SandboxError(RuntimeError):
     pass
 
 
-# -- cgroups: processes and memory of one sandbox ------------------------------------------------
-
-class Cgroup:
-    """A cgroup of its own for one sandbox (v1 `pids` + `memory` hierarchies, or v2), where the
-    server may make one: `pids.max` stops a fork bomb at the sandbox's own limit, whatever its
-    user (Linux exempts root from RLIMIT_NPROC), and `kill()` ends every task in it."""
-
-    def __init__(self, dirs: list[Path]):
-        self.dirs = dirs
-
-    @classmethod
-    def create(cls, name: str, limits: Limits) -> "Cgroup | None":
-        """The sandbox's cgroup in every hierarchy that holds one; None if the processes and memory
-        limits could not be set (a CPU share alone is not worth a cgroup)."""
-        dirs, limited = [], False
-        for base, files, optional in _cgroup_bases():
-            d = base / name
-            try:
-                d.mkdir(parents=True, exist_ok=True)
-                for f, value in files(limits).items():
-                    (d / f).write_text(str(value))
-            except OSError:
-                _rmdir(d)
-                if optional:
-                    continue
-                for made in dirs:
-                    _rmdir(made)
-                return None
-            dirs.append(d)
-            limited = limited or not optional
-        if not limited:
-            for made in dirs:
-                _rmdir(made)
-            return None
-        return cls(dirs)
-
-    def attach(self, pid: int) -> None:
-        for d in self.dirs:
-            with open(d / "cgroup.procs", "w") as f:
-                f.write(str(pid))
-
-    def pids(self) -> set[int]:
-        out = set()
-        for d in self.dirs:
-            try:
-                out |= {int(x) for x in (d / "cgroup.procs").read_text().split()}
-            except (OSError, ValueError):
-                pass
-        return out
-
-    def kill(self) -> None:
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
-                break
-            for pid in pids:
-                try:
-                    os.kill(pid, 9)
-                except OSError:
-                    pass
-            import time
-            time.sleep(0.02)
-        for d in self.dirs:
-            _rmdir(d)
-
-
-def _rmdir(d: Path) -> None:
-    try:
-        d.rmdir()
-    except OSError:
-        pass
-
-
-@functools.lru_cache(maxsize=1)
-def _cgroup_root() -> list[tuple[Path, str]]:
-    """(mount point, kind) of the hierarchies that can hold a sandbox: v1 `pids`/`memory`/`cpu`,
-    or v2."""
-    found = []
-    try:
-        mounts = Path("/proc/self/mounts").read_text().splitlines()
-    except OSError:
-        return []
-    for line in mounts:
-        parts = line.split()
-        if len(parts) < 4:
-            continue
-        point, fstype, opts = parts[1], parts[2], parts[3].split(",")
-        if fstype == "cgroup" and ("pids" in opts or "memory" in opts or "cpu" in opts):
-            found.append((Path(point), "pids" if "pids" in opts else "memory" if "memory" in opts else "cpu"))
-        elif fstype == "cgroup2" and not any(k == "v1" for _, k in found):
-            own = _own_cgroup_v2()
-            base = Path(point) / own.lstrip("/")
-            if (base / "cgroup.controllers").exists() and "pids" in (base / "cgroup.controllers").read_text():
-                found.append((base, "v2"))
-    v1 = [f for f in found if f[1] != "v2"]
-    return v1 or found[:1]
-
-
-def _own_cgroup_v2() -> str:
-    try:
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            if line.startswith("0::"):
-                return line[3:]
-    except OSError:
-        pass
-    return "/"
-
-
-# Every sandbox's CPU share, the same for all: the kernel's scheduler then shares the CPU between
-# sandboxes, not between threads, so a job's 16 spinning threads get one sandbox's share and
-# another student's single-threaded compile the same (cgroup v1 cpu.shares, v2 cpu.weight).
-CPU_SHARES, CPU_WEIGHT = 1024, 100
-
-
-def _cgroup_bases():
-    """(folder, files to write for the limits, optional) per hierarchy."""
-    base_name = f"tlens-{os.getuid()}"
-    for point, kind in _cgroup_root():
-        if kind == "pids":
-            yield point / base_name, lambda lim: {"pids.max": lim.processes}, False
-        elif kind == "memory":
-            yield point / base_name, lambda lim: {"memory.limit_in_bytes": lim.memory_mb << 20}, False
-        elif kind == "cpu":
-            yield point / base_name, lambda lim: {"cpu.shares": CPU_SHARES}, True
-        else:
-            for controllers in ("+pids +memory +cpu", "+pids +memory"):
-                try:
-                    (point / "cgroup.subtree_control").write_text(controllers)
-                    break
-                except OSError:
-                    pass
-            cpu = "cpu" in _read(point / "cgroup.subtree_control").split()
-            yield point / base_name, lambda lim: {"pids.max": lim.processes, "memory.max": lim.memory_mb << 20,
-                                                  **({"cpu.weight": CPU_WEIGHT} if cpu else {})}, False
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
-
 # -- does it work here? ------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
@@ -472,11 +331,11 @@ def check() -> str | None:
 def describe() -> dict:
     """What the sandbox enforces on this host (for the status panel and the README's figures)."""
     return {"bwrap": bwrap_path(), "works": check() is None, "problem": check(),
-            "cgroups": [f"{kind}:{p}" for p, kind in _cgroup_root()],
+            "cgroups": [f"{kind}:{p}" for p, kind in cgroup_root()],
             "cpu_share": "cgroup cpu share per sandbox" if any(
-                k == "cpu" or (k == "v2" and "cpu" in _read(p / "cgroup.subtree_control").split())
-                for p, k in _cgroup_root()) else "none (no writable cpu cgroup): nice 19 for long jobs only",
-            "process_limit": "cgroup pids.max" if any(k in ("pids", "v2") for _, k in _cgroup_root())
+                k == "cpu" or (k == "v2" and "cpu" in read_text(p / "cgroup.subtree_control").split())
+                for p, k in cgroup_root()) else "none (no writable cpu cgroup): nice 19 for long jobs only",
+            "process_limit": "cgroup pids.max" if any(k in ("pids", "v2") for _, k in cgroup_root())
             else ("RLIMIT_NPROC" if os.geteuid() != 0 else "none (root without a writable pids cgroup)")}
 
 
