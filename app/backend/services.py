@@ -87,7 +87,7 @@ def results() -> ResultCache:
 
 def session_key() -> str:
     """Who is asking, for the fair queue: the signed-in user when the proxy names one (see
-    app/session.py), else this browser session."""
+    app/state/workspace.py), else this browser session."""
     user = st.session_state.get("tlens_user")
     if user:
         return f"user:{user}"
