@@ -4,7 +4,8 @@ from __future__ import annotations
 import streamlit as st
 
 # `app` imports from anywhere: `make setup` installs the project (pip install -e .)
-from app import panels, present, services
+from app.backend import services
+from app.widgets import panels, present
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
 present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens

@@ -5,7 +5,7 @@ import json
 import time
 
 from conftest import FIXTURES
-from app import services
+from app.backend import services
 from inspectors.base.result import KernelResult
 
 

@@ -9,7 +9,7 @@ the crash reported in the SASS stage and a command that reproduces it."""
 import re
 import subprocess
 
-from app import render
+from app.render import stage_html
 from inspectors.base import tritonver
 from inspectors.base.result import CompileRequest
 from inspectors.explain.insight import analyze
@@ -23,7 +23,7 @@ def _ptxas_release() -> tuple[int, int]:
 
 
 def _render_checks(stage: str, text: str) -> None:
-    html = render.render_stage_html(stage, text)
+    html = stage_html.render_stage_html(stage, text)
     assert html.count('<div class="l') == text.count("\n") + (0 if text.endswith("\n") else 1)
     assert html.count('<div class="chunk">') == -(-html.count('<div class="l') // 200)
 

@@ -13,8 +13,8 @@ from conftest import _Collect
 
 
 def _cookie_app():
-    from app import session
-    session._set_cookie("tlens_token", "A" * 43)
+    from app.state import workspace
+    workspace._set_cookie("tlens_token", "A" * 43)
 
 
 def test_cookie_is_set_by_a_v2_element_without_deprecation():

@@ -221,7 +221,7 @@ def test_export_zip_has_every_stage_and_a_report(engine):
 # ---------------------------------------------------------------------------- the HTML
 
 def test_diff_html_escapes_and_marks_rows():
-    from app.diffview import render_diff_html
+    from app.render.diff_html import render_diff_html
     a = "import triton\nx = 1\n"
     b = "import triton\nx = '<script>alert(1)</script>'\n"
     d = diff_stage("source", a, b)
@@ -231,7 +231,7 @@ def test_diff_html_escapes_and_marks_rows():
 
 
 def test_diff_html_folds_long_equal_runs():
-    from app.diffview import render_diff_html
+    from app.render.diff_html import render_diff_html
     a = "\n".join(f"line {i}" for i in range(100))
     b = a.replace("line 50", "line fifty")
     html = render_diff_html(diff_stage("source", a, b), a, b, context=2)

@@ -104,3 +104,120 @@ def test_the_checker_sees_an_upward_import(tmp_path):
             test_imports_only_go_downward()
     finally:
         bad.unlink()
+
+
+# ---- app/: the same rule for the UI's rooms (app/__init__.py documents them) --------------------
+# Lowest first: a module may import its own room and the ones before it; main.py is on top.
+APP_ROOMS = ("render", "components", "backend", "state", "widgets", "lessons", "views")
+APP_TOP = ("app", "app.main")
+
+
+def _room(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "app" or len(parts) < 2 or parts[1] not in APP_ROOMS:
+        return None
+    return APP_ROOMS.index(parts[1])
+
+
+def _app_modules() -> list[Path]:
+    return [p for p in _modules("app") if "frontend" not in p.parts]
+
+
+def test_every_app_module_lives_in_a_room():
+    loose = [_name(p) for p in _app_modules() if _name(p) not in APP_TOP and _room(_name(p)) is None]
+    assert not loose, f"modules of app/ outside its rooms: {loose}"
+
+
+def test_every_app_room_says_what_it_holds_and_may_import():
+    for room in APP_ROOMS:
+        doc = ast.get_docstring(ast.parse((ROOT / "app" / room / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and "May import" in doc, f"app/{room}/__init__.py: no docstring naming what it may import"
+
+
+def test_app_imports_only_go_downward():
+    upward = []
+    for path in _app_modules():
+        me = _name(path)
+        mine = _room(me)
+        if mine is None:            # app/__init__.py and main.py: the top
+            continue
+        for line, target in _imports(path):
+            theirs = _room(target)
+            if target in APP_TOP[1:] or (theirs is not None and theirs > mine):
+                upward.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not upward, "upward imports in app/:\n" + "\n".join(upward)
+
+
+def test_render_room_is_pure():
+    """app/render/ makes HTML and data: it never imports streamlit (nor a room that does)."""
+    bad = [f"{p.relative_to(ROOT)}:{line} imports {t}" for p in _modules("app/render")
+           for line, t in _imports(p) if t.split(".")[0] == "streamlit"]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_app_module_over_450_lines():
+    long = {str(p.relative_to(ROOT)): n for p in _app_modules()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
+    assert not long, f"split these: {long}"
+
+
+def _session_keys(path: Path) -> list[tuple[int, str]]:
+    """(line, key) of every literal session key: st.session_state[...] / .get / .pop / .setdefault
+    and widgets' key=...; an f-string gives its literal start (a prefix)."""
+    def literal(node) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            return node.values[0].value + "{"
+        return None
+
+    def is_state(node) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr == "session_state") or \
+            (isinstance(node, ast.Name) and node.id in ("ss", "session_state"))
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        key = None
+        if isinstance(node, ast.Subscript) and is_state(node.value):
+            key = literal(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_state(node.func.value) \
+                and node.func.attr in ("get", "pop", "setdefault") and node.args:
+            key = literal(node.args[0])
+        elif isinstance(node, ast.Call):
+            key = next((literal(k.value) for k in node.keywords if k.arg == "key"), None)
+        if key is not None:
+            out.append((node.lineno, key))
+    return out
+
+
+def test_every_session_key_is_named_in_state_keys():
+    """One place names the session's keys (app/state/keys.py); a page may still spell one out,
+    but a key that is nowhere in keys.py is a new name to add there first."""
+    from app.state import keys
+    fixed, prefixes = keys.named()
+    unnamed = [f"{p.relative_to(ROOT)}:{line} {key!r}" for p in _app_modules() for line, key in _session_keys(p)
+               if not (key in fixed or (key.endswith("{") and key[:-1].startswith(prefixes))
+                       or key.startswith(prefixes) and key.endswith("{"))]
+    assert not unnamed, "session keys not named in app/state/keys.py:\n" + "\n".join(unnamed)
+
+
+def test_the_checker_sees_an_upward_import_in_app():
+    """The app rules are not vacuous: render/ importing streamlit or state/, state/ importing a page."""
+    probe = ROOT / "app" / "render" / "_layering_probe.py"
+    probe.write_text("import streamlit\n\ndef f():\n    from app.state import keys\n    from ..views import x\n")
+    try:
+        with pytest.raises(AssertionError, match="_layering_probe.py:4 imports app.state.keys"):
+            test_app_imports_only_go_downward()
+        with pytest.raises(AssertionError, match="_layering_probe.py:5 imports app.views.x"):
+            test_app_imports_only_go_downward()
+        with pytest.raises(AssertionError, match="_layering_probe.py:1 imports streamlit"):
+            test_render_room_is_pure()
+    finally:
+        probe.unlink()
+    loose = ROOT / "app" / "_loose_probe.py"
+    loose.write_text("X = 1\n")
+    try:
+        with pytest.raises(AssertionError, match="app._loose_probe"):
+            test_every_app_module_lives_in_a_room()
+    finally:
+        loose.unlink()

@@ -248,7 +248,7 @@ def test_matmul_ttgir_layouts_conversion_and_shared():
 
 
 def test_graph_and_grid_are_built_without_a_dot_binary():
-    from app import classroom
+    from app.render import classroom
     own = V.ownership(Blocked((4,), (32,), (4,), (0,)), (1024,))
     g = classroom.layout_graph(own.layout, warps=(0,), lanes=(0, 1))
     src = g.source

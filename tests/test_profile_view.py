@@ -64,7 +64,7 @@ def test_heat_in_the_explorer(saved):
     table = at.dataframe[0].value
     assert table["where"].iloc[0] == f"line {hot.python_line}" and "long scoreboard" in table["why"].iloc[0]
     assert any("Where the time goes, measured on test-made CSV" in c.value for c in at.caption)
-    from app import profile_view
+    from app.widgets import profile_view
     n = int(p.total_samples)
     assert any(e.label == f"Hottest lines — line {hot.python_line}: {100 * hot.share:.1f} % of {n:,} samples"
                for e in at.expander), [e.label for e in at.expander]
@@ -93,6 +93,6 @@ def test_edited_file_gets_no_heat(saved):
 
 def test_few_samples_are_said_with_their_uncertainty():
     """matmul's H100 profile has 56 samples: its top line's 25 % is known to about ±12 points."""
-    from app import profile_view
+    from app.widgets import profile_view
     assert profile_view._spread(56) == 12 and profile_view._spread(383) == 4
     assert profile_view._spread(10_000) == 1

@@ -5,7 +5,7 @@ import json
 import pytest
 from pygments.token import Keyword, Name
 
-from app import render
+from app.render import stage_html
 from app.components.stage_panel import payload
 from conftest import FIXTURES
 from inspectors.read.lexers import lexer_for
@@ -78,7 +78,7 @@ def test_line_by_line_lexing_gives_the_same_runs(stage, alias):
 def test_sass_kinds_match_the_legend():
     text = KERNEL["stages"]["sass"]
     data = payload.build("sass", text, "f")
-    assert data["kinds"] == {str(n): c for n, c in render.line_classes("sass", text).items()}
+    assert data["kinds"] == {str(n): c for n, c in stage_html.line_classes("sass", text).items()}
     assert any("LDGSTS.E.BYPASS.LTC128B.128" in data["lines"][int(n) - 1] for n, c in data["kinds"].items()
                if c == "mem-vec")
 

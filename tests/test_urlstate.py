@@ -4,7 +4,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import urlstate
+from app.state import urlstate
 from apptest_panels import page_state, panels, selected
 from conftest import ROOT
 
@@ -107,7 +107,7 @@ def test_a_link_whose_compile_fails_compiles_once(monkeypatch):
     """A link with run=1 whose compile times out: the page reruns to show the error (the editor
     reopens), and that rerun must not compile the link again. It did: a class's hanging kernel
     took two time limits (126 s for a 60-s limit) to report."""
-    from app import services
+    from app.backend import services
     from inspectors.base.result import CompileError, CompileResult
     calls = []
 

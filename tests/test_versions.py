@@ -218,7 +218,7 @@ def test_two_version_benchmark_on_the_interpreter():
 def two_version_app(monkeypatch, tmp_path):
     """The app with both versions configured: a fresh Engines (the server-wide one is cached), put
     back as it was afterwards."""
-    from app import services
+    from app.backend import services
     monkeypatch.setenv("TLENS_TRITON_VERSIONS", _spec())
     monkeypatch.setenv("TLENS_TRITON_VERSIONS_DIR", str(tmp_path / "none"))
     services.engines().close()

@@ -9,7 +9,8 @@ import json
 import pandas as pd
 import streamlit as st
 
-from app import classroom, services
+from app.backend import services
+from app.render import classroom
 from app.lessons.common import LIBRARY, ROOT, TARGET, Ctx, library_kernel, settings
 from inspectors.base.result import KernelResult
 from inspectors.explain import coalescing, coarsening, layout_view

@@ -7,7 +7,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app import services
+from app.backend import services
 from app.lessons.common import GPU_DIR, TARGET, Ctx, bars, read_json, settings
 from inspectors.explain import coarsening
 import kernels

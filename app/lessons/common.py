@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from app import services
+from app.backend import services
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.read.lessonfile import CompileSpec, Lesson, Step

@@ -7,7 +7,7 @@ import hashlib
 
 import streamlit as st
 
-from app import services
+from app.backend import services
 from app.components import code_editor
 from app.lessons.common import Ctx, StepFailed, kernel_file, settings
 from inspectors.base.result import CompileRequest

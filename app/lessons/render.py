@@ -6,7 +6,8 @@ import re
 
 import streamlit as st
 
-from app import classroom, services
+from app.backend import services
+from app.render import classroom
 from app.lessons import exercise_ui
 from app.lessons.common import Ctx, StepFailed, compile_spec, kernel_file
 from inspectors.explain import exercise

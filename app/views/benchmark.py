@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import bench_view, services
+from app.backend import services
+from app.widgets import bench_view
 from inspectors.bench import versions as bench_versions
 from inspectors.bench import worker as bench_worker
 from inspectors.bench.model import BenchRequest, BenchResult

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import panels, services
+from app.backend import services
+from app.widgets import panels
 from inspectors.store import cache
 from inspectors.compile import inductor
 from inspectors.base import settings as settings_mod

@@ -14,7 +14,10 @@ import dataclasses
 
 import streamlit as st
 
-from app import diffview, panels, services, session
+from app.backend import services
+from app.render import diff_html
+from app.state import keep, keys, records, workspace
+from app.widgets import panels
 from inspectors.read.sass import SassError
 from inspectors.explain import diff
 from inspectors.explain.versions import version_headline, version_notes
@@ -29,7 +32,7 @@ WARPS = [None, 1, 2, 4, 8, 16, 32]
 STAGE_COUNTS = [None, 1, 2, 3, 4, 5]
 EXPLORER = "explorer"
 
-st.html(diffview.diff_css())
+st.html(diff_html.diff_css())
 st.title("Compare")
 
 MODES = {"history": "Two compiles from the history", "options": "One kernel, two option sets",
@@ -45,7 +48,7 @@ def _swap():
 
 
 def _from_history():
-    infos = session.all_infos()
+    infos = records.all_infos()
     if len(infos) < 2:
         st.info("Nothing to compare yet: compile in the **Explorer**, change something (the kernel, "
                 "a constexpr, num_warps, the target), compile again, then press **Compare** above the "
@@ -70,7 +73,7 @@ def _from_history():
     a = c1.selectbox("A (before)", ids, key="cmp-a", format_func=fmt)
     b = c2.selectbox("B (after)", ids, key="cmp-b", format_func=fmt)
     c3.button("⇄", key="cmp-swap", on_click=_swap, help="Swap A and B")
-    rec_a, rec_b = session.load(a), session.load(b)
+    rec_a, rec_b = records.load(a), records.load(b)
     if rec_a is None or rec_b is None:
         st.error("That compile is no longer in the history.")
         return None
@@ -78,7 +81,7 @@ def _from_history():
 
 
 def _source_choices() -> list[str]:
-    ws = session.workspace()
+    ws = workspace.workspace()
     return [EXPLORER] + [k.slug for k in kernels.LIBRARY] + ["ws:" + n for n in ws.names()]
 
 
@@ -98,7 +101,7 @@ def _source_of(choice: str) -> tuple[str, str]:
         name = entry[3:] if entry.startswith("ws:") else f"{entry}.py"
         return text, name
     if choice.startswith("ws:"):
-        return session.workspace().read(choice[3:]), choice[3:]
+        return workspace.workspace().read(choice[3:]), choice[3:]
     return kernels.get(choice).source(), f"{choice}.py"
 
 
@@ -130,8 +133,8 @@ def _default_versions(mode: str) -> None:
     if mode == "versions":
         st.session_state["opt-a-triton"], st.session_state["opt-b-triton"] = versions[0], versions[-1]
     else:
-        # the Explorer's pick: its widget's state is gone on another page, its copy in "_kept" is not
-        own = st.session_state.get("_kept", {}).get("triton") or st.session_state.get("triton")
+        # the Explorer's pick: its widget's state is gone on another page, its kept copy (app/state/keep.py) is not
+        own = keep.kept(keys.TRITON) or st.session_state.get(keys.TRITON)
         own = own if own in versions else services.engines().own or versions[-1]
         st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
 
@@ -181,7 +184,7 @@ def _from_options(mode: str):
 def _diff_html(stage: str, a: str, b: str, ignore_noise: bool, context: int | None,
                a_label: str, b_label: str) -> tuple[str, str, str]:
     d = diff.diff_stage(stage, a, b, ignore_noise)
-    return diffview.legend_html(d), diffview.render_diff_html(d, a, b, context, a_label, b_label), d.summary()
+    return diff_html.legend_html(d), diff_html.render_diff_html(d, a, b, context, a_label, b_label), d.summary()
 
 
 def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:

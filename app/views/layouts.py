@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import classroom, services
+from app.backend import services
+from app.render import classroom
 from inspectors.explain import layout_view
 from inspectors.read import layouts
 from inspectors.base import settings as settings_mod

@@ -8,7 +8,8 @@ import os
 
 import streamlit as st
 
-from app import classroom, present
+from app.render import classroom
+from app.widgets import present
 from app.lessons import PANELS
 from app.lessons.common import BUNDLED, LIBRARY
 from app.lessons.render import draw_step

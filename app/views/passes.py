@@ -10,7 +10,7 @@ import html
 
 import streamlit as st
 
-from app import services
+from app.backend import services
 from app.components import code_editor
 from inspectors.read import passes
 from inspectors.explain import passdiff
@@ -19,8 +19,8 @@ from inspectors.base import targets
 from inspectors.base.result import CompileRequest
 import kernels
 
-try:                              # the shared diff view (app/diffview.py, inspectors/explain/diff.py)
-    from app import diffview
+try:                              # the shared diff view (app/render/diff_html.py, inspectors/explain/diff.py)
+    from app.render import diff_html
     from inspectors.explain import diff as diff_mod
 except ImportError:               # not there: a plain side-by-side of our own below
     diffview = diff_mod = None
@@ -42,7 +42,7 @@ def _diff_html(stage: str, before: str, after: str, ignore_noise: bool, a_label:
                ) -> tuple[str, str]:
     if diffview is not None:
         d = diff_mod.diff_stage(stage, before, after, ignore_noise)
-        return diffview.legend_html(d), diffview.render_diff_html(d, before, after, 3, a_label, b_label)
+        return diff_html.legend_html(d), diff_html.render_diff_html(d, before, after, 3, a_label, b_label)
     return "", _plain_diff_html(passdiff.diff_rows(before, after), a_label, b_label)
 
 
@@ -165,7 +165,7 @@ else:
     noise = st.toggle("Ignore renumbering noise", value=False, key="passes_noise",
                       help="SSA value and register numbers, location aliases, labels do not count as changes.")
     if diffview is not None:
-        st.html(diffview.diff_css())
+        st.html(diff_html.diff_css())
     legend, body = _diff_html(DIFF_STAGE.get(step.stage, "llir"), before, after, noise,
                               f"before #{step.index}", f"after {step.name}")
     if legend:

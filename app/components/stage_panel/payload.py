@@ -21,7 +21,7 @@ from pygments.formatters.html import _get_ttype_class
 from pygments.lexer import RegexLexer
 from pygments.token import Punctuation, Text, Whitespace, _TokenType
 
-from app import render
+from app.render import stage_html
 from inspectors.base import stages
 from inspectors.read import memops
 from inspectors.read.lexers import lexer_for
@@ -279,8 +279,8 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
     stage = stages.get(stage_name)
     lines = split_lines(text)
     ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
-    kinds = render.line_classes(stage_name, text, ops=ops)
-    summary = render.summarize(stage_name, text, kinds, ops=ops)
+    kinds = stage_html.line_classes(stage_name, text, ops=ops)
+    summary = stage_html.summarize(stage_name, text, kinds, ops=ops)
     toks = tokenize(stage_name, text, len(lines))
     at = opening(stage_name, text, kernel_name, ops)
     py = None
@@ -300,7 +300,7 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
         "open": {"start": at.start, "load": at.load},
         "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
                     "shared": summary.shared_ops, "widest": summary.widest},
-        "legend": {k: render.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},
+        "legend": {k: stage_html.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},
     }
 
 

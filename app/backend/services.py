@@ -87,7 +87,7 @@ def results() -> ResultCache:
 
 def session_key() -> str:
     """Who is asking, for the fair queue: the signed-in user when the proxy names one (see
-    app/session.py), else this browser session."""
+    app/state/workspace.py), else this browser session."""
     user = st.session_state.get("tlens_user")
     if user:
         return f"user:{user}"
@@ -130,7 +130,7 @@ def _waiting_reporter() -> Callable[[int, float], None]:
 
 # Results made by another version of the worker may lack what this one shows: part of the key.
 _FORMAT = hashlib.sha256(b"".join(
-    (Path(__file__).resolve().parents[1] / "inspectors" / f).read_bytes()
+    (Path(__file__).resolve().parents[2] / "inspectors" / f).read_bytes()
     for f in ("compile/worker.py", "compile/triton_shim.py", "base/result.py", "base/errors.py"))).hexdigest()[:16]
 
 

@@ -8,7 +8,7 @@ import html
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 
-from app import render
+from app.render import stage_html
 from inspectors.base import stages
 from inspectors.explain.diff import StageDiff, inline_spans
 from inspectors.read.lexers import lexer_for
@@ -38,7 +38,7 @@ def _inline(spans) -> str:
 def _mem_classes(stage_name: str, text: str) -> dict[int, str]:
     """mem-vec / mem-scalar / mem-shared of each line, as in the explorer's panels."""
     return {n: " ".join(c for c in cls.split() if c.startswith("mem-"))
-            for n, cls in render.line_classes(stage_name, text).items()}
+            for n, cls in stage_html.line_classes(stage_name, text).items()}
 
 
 def render_diff_html(d: StageDiff, a_text: str, b_text: str, context: int | None = 3,
@@ -103,7 +103,7 @@ def legend_html(d: StageDiff) -> str:
 
 
 def diff_css() -> str:
-    """Styles of the diff table (the panels' styles come from render.page_css)."""
+    """Styles of the diff table (the panels' styles come from stage_html.page_css)."""
     pyg = HtmlFormatter(style="default").get_style_defs(".tlens-diff .src")
     return f"""<style>
 {pyg}

@@ -18,7 +18,7 @@ import streamlit as st
 from inspectors.explain.profile import Profile
 from inspectors.store import profiles
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def profiles_dir() -> Path:

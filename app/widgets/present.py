@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-STATE = "present_mode"          # the value, kept across pages (not a widget key)
-WIDGET = "present"              # the toggle's key
+from app.state import keep, keys
+
+WIDGET = keys.PRESENT             # the toggle; its value is kept across pages (app/state/keep.py)
 
 # Streamlit's chrome out of the way; a thin page margin; the editor box (its key
 # "tlens-editor", see views/explorer.py) hidden: the bar above the panels names the file.
@@ -34,27 +35,26 @@ _CSS = """<style>
 
 def init(query_params) -> None:
     """The first page a session opens decides from its URL; later pages keep the value."""
-    if STATE not in st.session_state:
-        st.session_state[STATE] = query_params.get("present") == "1"
+    if keep.kept(WIDGET) is None:
+        keep.put(WIDGET, query_params.get("present") == "1", widget=False)
 
 
 def on() -> bool:
-    return bool(st.session_state.get(STATE, False))
+    return bool(keep.kept(WIDGET, False))
 
 
 def set_on(value: bool) -> None:
     """For callbacks and buttons ("Exit presentation")."""
-    st.session_state[STATE] = bool(value)
-    st.session_state[WIDGET] = bool(value)
+    keep.put(WIDGET, bool(value))
 
 
 def _from_widget() -> None:
-    st.session_state[STATE] = bool(st.session_state[WIDGET])
+    keep.save([WIDGET])
 
 
 def toggle(where=None, label: str = "Presentation mode") -> bool:
-    """The switch. Its widget state is dropped on pages that do not draw it, so the value
-    lives under STATE and is put back into the widget before it is drawn."""
+    """The switch. Its widget state is dropped on pages that do not draw it, so its value is
+    kept (app/state/keep.py) and put back into the widget before it is drawn."""
     st.session_state[WIDGET] = on()
     (where or st).toggle(label, key=WIDGET, on_change=_from_widget,
                          help="For a projector: the sidebar and the editor fold into one line, the panels take "
@@ -68,7 +68,7 @@ def apply(large_text: bool = False, when: bool | None = None) -> None:
     if on() if when is None else when:
         css = _CSS
         if large_text:
-            from app import classroom      # the lessons' large type (it imports graphviz: only when asked)
+            from app.render import classroom      # the lessons' large type (it imports graphviz: only when asked)
             css += classroom.BIG_TYPE_CSS
         st.html(css)
 

@@ -6,7 +6,9 @@ from typing import Callable
 
 import streamlit as st
 
-from app import present, render, services
+from app.backend import services
+from app.render import stage_html
+from app.widgets import present
 from app.components.stage_panel import page_state, payload, stage_panel
 from inspectors.base import stages
 from inspectors.base.errors import CompileError
@@ -17,7 +19,7 @@ from inspectors.read.sass import SassError
 
 
 def inject_css() -> None:
-    st.html(render.page_css())
+    st.html(stage_html.page_css())
 
 
 def parse_overrides(text: str) -> dict:
@@ -91,7 +93,7 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
                   heat: dict[str, dict[int, float]] | None = None) -> None:
     """The chosen stages side by side. A click on a line follows its Python line in every
     panel at once (in the browser) and then sets the `follow_key` selectbox. `heat`: per
-    stage, line -> share of a measured profile's samples (app/profile_view.py)."""
+    stage, line -> share of a measured profile's samples (app/widgets/profile_view.py)."""
     def follow(py: int) -> None:
         if py in mapped:
             st.session_state[follow_key] = py
@@ -185,7 +187,7 @@ def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
 def render_error(error: CompileError, source: str) -> None:
     st.error(error.headline())
     if error.line:
-        st.html(render.render_stage_html("source", source, error_line=error.line, max_height=220, context=3))
+        st.html(stage_html.render_stage_html("source", source, error_line=error.line, max_height=220, context=3))
     if error.detail:
         with st.expander("Details (traceback / compiler log)"):
             st.code(error.detail, language=None)

@@ -14,7 +14,7 @@ from inspectors.bench import model as bench
 from inspectors.bench import worker as bench_worker
 from inspectors.bench.model import BenchResult
 
-ASSETS = Path(__file__).resolve().parent.parent / "assets" / "bench"
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "bench"
 
 
 @st.cache_resource(show_spinner="Looking for a GPU…")

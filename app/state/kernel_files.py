@@ -1,0 +1,167 @@
+"""Kernels are files: the explorer's picker entries and the workspace files behind them.
+
+Workspace files (`ws:NAME.py`) are saved as they are edited and compiled; editing a library
+kernel saves a copy in the workspace (the library file is never written) and that copy is what
+the library entry shows for the rest of the session (keys.COPIES). The functions here are the
+picker's and the workspace box's callbacks; what they have to say waits under keys.WS_MESSAGE.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app.components import code_editor
+from app.state import keys
+from app.state.workspace import workspace
+from inspectors.store.workspace import WorkspaceError
+import kernels
+
+NEW_KERNEL = "my_kernel"            # picker entry that creates a workspace file (the old "✎ My kernel")
+WS = "ws:"                          # picker entries of workspace files: "ws:my_kernel.py"
+NEW_KERNEL_TEXT = (kernels.get("vector_add").source())
+
+
+def entries() -> list[str]:
+    """The picker's entries: the library, the workspace's files, and "new kernel"."""
+    return [k.slug for k in kernels.LIBRARY] + [WS + n for n in workspace().names()] + [NEW_KERNEL]
+
+
+def copies() -> dict:
+    """Library slug -> the workspace file holding this session's edits of it."""
+    return st.session_state.setdefault(keys.COPIES, {})
+
+
+def file_of(entry: str | None) -> str | None:
+    """The workspace file behind a picker entry, if it has one."""
+    if not entry:
+        return None
+    if entry.startswith(WS):
+        return entry[len(WS):]
+    return copies().get(entry)
+
+
+def text_of(entry: str) -> str:
+    name, ws = file_of(entry), workspace()
+    if name and ws.exists(name):
+        return ws.read(name)
+    return kernels.get(entry).source() if not entry.startswith(WS) else ""
+
+
+def filename() -> str:
+    """The file name the compiler sees (and the source map looks for)."""
+    entry = st.session_state[keys.PICKER]
+    return entry[len(WS):] if entry.startswith(WS) else f"{entry}.py"
+
+
+def label(entry: str) -> str:
+    if entry == NEW_KERNEL:
+        return "＋ New kernel (in the workspace)"
+    if entry.startswith(WS):
+        return f"📄 {entry[len(WS):]}"
+    return kernels.get(entry).title         # stable: a label must not depend on session state
+
+
+def say(message: str, kind: str = "info") -> None:
+    st.session_state[keys.WS_MESSAGE] = (kind, message)
+
+
+def save_current() -> None:
+    """The editor's text to its file. A library kernel is never written: its first edit
+    becomes a workspace copy."""
+    code_editor.flush(keys.SOURCE)        # keystrokes that arrived with this run, into the file they belong to
+    entry, text = st.session_state.get(keys.EDITING), st.session_state.get(keys.SOURCE)
+    if not entry or text is None or entry == NEW_KERNEL:
+        return
+    ws = workspace()
+    try:
+        name = file_of(entry)
+        if name:
+            if not ws.exists(name) or ws.read(name) != text:
+                ws.save(name, text)
+        elif text != kernels.get(entry).source():
+            name = ws.create(entry, text)
+            copies()[entry] = name
+            say(f"Your edits are saved as **{name}** in the workspace; the library kernel is unchanged.")
+    except (WorkspaceError, OSError) as e:
+        say(f"Not saved: {e}", "error")
+
+
+def open_entry(entry: str, set_picker: bool = True) -> None:
+    """The editor shows `entry`'s text; the shown result goes."""
+    if set_picker:            # not once the picker widget exists in this run
+        st.session_state[keys.PICKER] = entry
+    st.session_state[keys.EDITING] = entry
+    try:
+        code_editor.set_text(keys.SOURCE, text_of(entry))
+    except (WorkspaceError, OSError) as e:
+        say(str(e), "error")
+        code_editor.set_text(keys.SOURCE, "")
+    for key in (keys.RESULT, keys.CURRENT_RECORD, keys.COMPILE_REQUEST):
+        st.session_state.pop(key, None)
+
+
+def on_pick():
+    """Switching kernels keeps every draft: each is a file (or the library's text)."""
+    entry = st.session_state[keys.PICKER]
+    if entry == st.session_state.get(keys.EDITING):
+        return        # not a switch: Streamlit re-reports the value when coming back from another page
+    save_current()
+    if entry == NEW_KERNEL:
+        try:
+            entry = WS + workspace().create("my_kernel", NEW_KERNEL_TEXT)
+        except (WorkspaceError, OSError) as e:
+            say(f"Could not create a file: {e}", "error")
+            entry = st.session_state.get(keys.EDITING) or kernels.LIBRARY[0].slug
+    open_entry(entry)
+
+
+def on_edit():
+    save_current()
+
+
+def rename(old: str):
+    try:
+        new = workspace().rename(old, st.session_state.get(keys.ws_name(old), old))
+    except (WorkspaceError, OSError) as e:
+        say(f"Not renamed: {e}", "error")
+        return
+    entry = st.session_state[keys.PICKER]
+    if entry.startswith(WS):
+        st.session_state[keys.PICKER] = st.session_state[keys.EDITING] = WS + new
+    else:
+        copies()[entry] = new
+    say(f"Renamed to **{new}**.")
+
+
+def duplicate(name: str):
+    save_current()
+    try:
+        open_entry(WS + workspace().duplicate(name))
+        say(f"Opened the copy **{st.session_state[keys.PICKER][len(WS):]}**.")
+    except (WorkspaceError, OSError) as e:
+        say(f"Not duplicated: {e}", "error")
+
+
+def delete(name: str):
+    save_current()
+    entry = st.session_state[keys.PICKER]
+    try:
+        token = workspace().delete(name)
+    except (WorkspaceError, OSError) as e:
+        say(f"Not deleted: {e}", "error")
+        return
+    st.session_state[keys.UNDO] = (token, name)
+    if entry.startswith(WS):
+        open_entry(kernels.LIBRARY[0].slug)
+    else:
+        copies().pop(entry, None)
+        open_entry(entry)
+    say(f"Deleted **{name}**.", "warning")
+
+
+def undo():
+    token, name = st.session_state.pop(keys.UNDO, (None, None))
+    try:
+        open_entry(WS + workspace().restore(token))
+        say(f"Restored **{st.session_state[keys.PICKER][len(WS):]}**.")
+    except (WorkspaceError, OSError) as e:
+        say(f"Could not undo: {e}", "error")
