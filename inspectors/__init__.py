@@ -1,7 +1,7 @@
 """Everything of Triton Lens that is not UI. Never imports streamlit.
 
 The folder tells the layer. The layers are in order, lowest first; a module imports only from
-its own layer and the layers above it in this list (tests/test_layering.py fails otherwise):
+its own layer and the layers above it in this list (tests/unit/test_layering.py fails otherwise):
 
     base/     the vocabulary: request/result types, errors, the stage table, targets, settings.
     read/     compiler text (and NVIDIA's tools' output) -> frozen dataclasses, one module per

@@ -1,5 +1,5 @@
 """A saved profile's heat bars in the real app, in headless Chromium (issue 22). The profile is
-test-made (see tests/test_profile_view.py): this checks the drawing, not a measurement."""
+test-made (see tests/app/test_profile_view.py): this checks the drawing, not a measurement."""
 import hashlib
 
 import pytest
@@ -11,7 +11,7 @@ from inspectors.explain import profile as prof
 from inspectors.read import ncu_source as ncu
 from inspectors.read import sourcemap as sm
 from inspectors.store import profiles
-from test_profile import export, load_heavy
+from ncu_csv import export, load_heavy
 
 require_chromium()
 

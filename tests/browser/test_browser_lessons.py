@@ -3,7 +3,7 @@ open a link in large type, one click on "Next" per step, a screenshot of every s
 (artifacts/screenshots/lessons_*.png), then the Layouts page. The fusion and tiling lessons run
 at a projector's 1280×720, with their exercises solved in the page (the screenshots committed
 under assets/screenshots/ are copies of these). Skips without Chromium, except in CI where that
-is a failure (same server/page fixtures as tests/test_browser.py)."""
+is a failure (same server/page fixtures as tests/browser/test_browser.py)."""
 import re
 
 import pytest

@@ -3,7 +3,7 @@ Compile the first panels are on screen; presentation mode gives two panels the s
 large type with the memory operations and threads one click away; the panels' own controls
 (search, wrap, type size, download) work. Screenshots go to artifacts/screenshots/; the
 committed ones in assets/screenshots/ are refreshed with
-    TLENS_SCREENSHOTS=assets .venv/bin/python -m pytest tests/test_browser_present.py
+    TLENS_SCREENSHOTS=assets .venv/bin/python -m pytest tests/browser/test_browser_present.py
 Skips without Chromium, except in CI."""
 import os
 import re

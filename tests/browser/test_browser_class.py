@@ -41,7 +41,7 @@ def _open(browser, url: str, headers: dict | None = None):
 def test_the_proxy_user_header_keys_each_workspace(root):
     alice_dir = user_folder(root, "user:alice")
     alice_dir.mkdir(parents=True)
-    src = (Path(__file__).parent / "snippets" / "vadd.py").read_text()
+    src = (Path(__file__).parents[1] / "snippets" / "vadd.py").read_text()
     (alice_dir / "secret.py").write_text(f"# {MARKER}\n" + src)
     env = {"TLENS_WORKSPACE_DIR": str(root), "TLENS_USER_HEADER": HEADER}
     with running_app(env) as url, sync_playwright() as p:
