@@ -8,33 +8,18 @@ import re
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-
-
-@pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+from playwright.sync_api import expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def page(server, browser):
+    """The app once the Lessons link is there (server, browser: tests/browser/conftest.py)."""
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     page.goto(server)
     expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)

@@ -10,12 +10,12 @@ import re
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import ROOT
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 ASSETS = ROOT / "assets" / "screenshots" if os.environ.get("TLENS_SCREENSHOTS") == "assets" else SHOTS
 PROJECTOR = {"width": 1280, "height": 720}
@@ -35,18 +35,10 @@ GEOMETRY = """line => {
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
+def browser(browser):
+    """The shared Chromium (server, browser: tests/browser/conftest.py), with ASSETS made."""
     ASSETS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
+    return browser
 
 
 def _panel(page, stage):
