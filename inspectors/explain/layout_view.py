@@ -15,7 +15,7 @@ set of index bits, and the index is the XOR of the bases of the bits that are se
 (Triton's LinearLayout.h; arXiv:2505.23819). This module builds those bases the way
 Triton's LinearLayoutConversions.cpp does (blocked, slice, nvidia_mma v2/v3, amd_mfma
 32x32 / 16x16, #ttg.linear) in pure Python, so the Streamlit server never imports Triton;
-tests/unit/test_layouts_view.py checks the result against Triton's own `to_linear_layout` and
+tests/test_layouts_view.py checks the result against Triton's own `to_linear_layout` and
 `LinearLayout.apply` on many layouts and shapes.
 """
 from __future__ import annotations
