@@ -69,7 +69,8 @@ $(VENV_OLDEST)/.installed: requirements.txt pyproject.toml Makefile
 
 setup-oldest: $(VENV_OLDEST)/.installed
 
-# The core suite (browser tests are the newest Triton's job) against triton 3.6.0.
+# The core suite (browser tests are the newest Triton's job) against triton 3.6.0: every test in
+# tests/browser/ has "browser" in its file's name, which -k "not browser" leaves out.
 test-oldest: setup-oldest
 	$(PY_OLDEST) -c "import triton; assert triton.__version__ == '$(subst triton==,,$(OLDEST_TRITON))', triton.__version__"
 	$(PY_OLDEST) -m pytest -q -k "not browser"

@@ -8,8 +8,11 @@
 #
 #   TLENS_COMMIT=<hash> bash benchmarks/gpu_suite.sh   # the commit, written out: the tree
 #                                                     # travels without .git
-# The whole suite takes ~570 s there: run it as two calls, TLENS_SUITE_ARGS="tests/test_[a-i]*.py"
-# and TLENS_SUITE_ARGS="tests/test_[j-z]*.py".
+# The whole suite takes ~570 s there: run it as two calls of about half each,
+# TLENS_SUITE_ARGS="tests/unit/test_[a-k]*.py" and
+# TLENS_SUITE_ARGS="tests/unit/test_[l-z]*.py tests/app tests/sandbox tests/browser"
+# (the first holds the slow CLI, diff, Inductor, insight and kernel-launch tests; the second the
+# compile engine's pool and sandbox tests and the AppTest pages; browser tests skip there).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-suite}
@@ -19,7 +22,7 @@ PY=${PYTHON:-python3}
 # The project itself (inspectors, kernels, app) from this checkout: the scripts and tests import it as
 # the installed package that `make setup` makes elsewhere (pip install -e .); here, without network
 # or a build backend for sure, the checkout's folder on PYTHONPATH does the same. (No `tlens`
-# command here: tests/test_package.py skips its check where the project is not pip-installed.)
+# command here: tests/unit/test_package.py skips its check where the project is not pip-installed.)
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -49,6 +52,6 @@ $PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing
   || { echo "the carried wheels do not import (see above)" | tee -a "$REPORT"; exit 1; }
 
 # 560 s: the device tool's command limit is 600 s, and the report must come back
-# (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/test_layering.py)
+# (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/unit/test_layering.py)
 timeout 560 $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
 exit "${PIPESTATUS[0]}"

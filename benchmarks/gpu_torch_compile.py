@@ -224,7 +224,7 @@ def _timed_run(source: str, name: str, work: Path, rounds: int, summary: dict):
               f"(p20-p80 {py.p20_ms:.4f}-{py.p80_ms:.4f}) | host {host:.1f} us/call | single do_bench "
               f"min-max {c['single_do_bench_min_max_ms']} ms", flush=True)
         # the run's own figure (the page's headline) against the spread of do_bench's rounds: a
-        # measurement to read, not a check (tests/test_inductor.py asserted it once; an H100 put
+        # measurement to read, not a check (tests/unit/test_inductor.py asserted it once; an H100 put
         # the graph replay's median below do_bench's p20)
         ms = getattr(run, f"{who}_ms")
         inside = ms is not None and py.p20_ms <= ms <= py.p80_ms

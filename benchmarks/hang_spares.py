@@ -1,7 +1,7 @@
 """What a hanging kernel costs the students queued behind it (not a test: it prints figures).
 
 Two workers; two sessions start kernels whose example() never returns, then ten other sessions
-each compile a small kernel (tests/test_pool.py's SLOW, no sleep). The hangs hold both workers
+each compile a small kernel (tests/sandbox/test_pool.py's SLOW, no sleep). The hangs hold both workers
 until the engine treats them as stragglers (`straggler_s`) and starts spare workers beside them;
 the queue moves on those. Printed, for each straggler threshold, side by side in one run: when
 the ten were done (median, last), and the same ten on two free workers for comparison.

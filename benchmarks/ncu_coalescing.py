@@ -13,7 +13,7 @@ kernel launch,
 and writes DIR/ncu_coalescing.json: the GPU, driver, ncu/torch/triton versions, and per case
 the launch's integer arguments, the PTX the GPU compiled (so the static estimate of
 inspectors/explain/coalescing.py is computed from the very code that ran), and the metrics. Commit
-it as assets/ncu/coalescing.json; tests/test_coalescing.py compares it with the estimate.
+it as assets/ncu/coalescing.json; tests/unit/test_coalescing.py compares it with the estimate.
 Needs torch with CUDA, triton and ncu; imports no streamlit.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Everything of Triton Lens that is not UI. Never imports streamlit.
 
 The folder tells the layer. The layers are in order, lowest first; a module imports only from
-its own layer and the layers above it in this list (tests/test_layering.py fails otherwise):
+its own layer and the layers above it in this list (tests/unit/test_layering.py fails otherwise):
 
     base/     the vocabulary: request/result types, errors, the stage table, targets, settings.
     read/     compiler text (and NVIDIA's tools' output) -> frozen dataclasses, one module per
@@ -15,7 +15,7 @@ its own layer and the layers above it in this list (tests/test_layering.py fails
               touches Triton internals: triton._C, triton.compiler, triton.runtime, triton.backends).
     bench/    the benchmark model (pure), and the GPU runner with its worker process.
 
-`python -m inspectors` (__main__.py, the CLI) sits on top and may import any layer, and so does
-cli.py (`tlens`, the installed command: the same commands, and `tlens app` to start the UI in
+`python -m inspectors` (__main__.py, the CLI, with its commands in commands/) sits on top and
+may import any layer, and so does cli.py (`tlens`, the installed command: the same commands, and `tlens app` to start the UI in
 a process of its own); so does app/ (the Streamlit UI), which also imports kernels/.
 """

@@ -9,7 +9,7 @@
 
 compile, diff and profile are inspectors/__main__.py's commands, with the same options, output
 and exit statuses. Like __main__.py this module sits on top of the layers; it never imports
-streamlit (inspectors/ stays free of the UI, tests/test_layering.py): `tlens app` replaces
+streamlit (inspectors/ stays free of the UI, tests/unit/test_layering.py): `tlens app` replaces
 itself with `python -m streamlit run`, under the interpreter that runs tlens.
 """
 from __future__ import annotations

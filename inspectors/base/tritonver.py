@@ -67,7 +67,7 @@ def blocked_keeps_small_registers(version: str | None = None) -> bool:
     """A blocked layout on a tensor smaller than sizePerThread (sizePerThread [4] on 2
     elements): 3.6, 3.7 and 3.8 keep all 4 registers per thread, the last 2 copies of the
     first 2 (LinearLayout register bases [[1], [0]]); 3.9 keeps only 2 ([[1]]). Checked
-    with `to_linear_layout` of each version (tests/test_layouts_view.py)."""
+    with `to_linear_layout` of each version (tests/unit/test_layouts_view.py)."""
     return _v(version) < (3, 9)
 
 

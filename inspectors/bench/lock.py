@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
+from inspectors.base.files import atomic_write
 from inspectors.bench.model import Ceilings, GpuInfo, bench_dir
 
 
@@ -85,7 +86,4 @@ def cached_ceilings(gpu: GpuInfo) -> Ceilings | None:
 
 
 def store_ceilings(c: Ceilings) -> None:
-    path = _ceilings_path(c.gpu_key)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(replace(c, cached=False).to_json(), indent=1))
-    os.replace(tmp, path)
+    atomic_write(_ceilings_path(c.gpu_key), json.dumps(replace(c, cached=False).to_json(), indent=1))

@@ -338,7 +338,7 @@ def ptxas_command(ptxas, ptx_path: str, arch: int, out_path: str = os.devnull,
     """Triton's `make_cubin` command line (default knobs) for the installed Triton (or
     `triton_version`): `-lineinfo`, `--fmad=false` when `enable_fp_fusion` is off, `-v`,
     `--regAllocOptLevel=2` (3.7 and later), `--gpu-name=sm_90a` ("a" from sm_90 on). The
-    same flags give a cubin byte-identical to Triton's (tests/test_resources.py checks it
+    same flags give a cubin byte-identical to Triton's (tests/unit/test_resources.py checks it
     on a fresh compile with each version)."""
     gpu = f"sm_{arch}{'a' if arch >= 90 else ''}"
     return [str(ptxas), "-lineinfo", *([] if fmad else ["--fmad=false"]), "-v",

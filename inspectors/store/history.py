@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from inspectors.base.files import atomic_write
 from inspectors.base.result import CompileRequest, CompileResult
 
 _ID_RE = re.compile(r"^\d{8}-\d{6}-\d{6}$")     # 20250101-120301-123456: sorts by time
@@ -112,14 +111,7 @@ class HistoryStore:
             return None
 
     def _write(self, path: Path, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, data)
 
     def _prune(self) -> None:
         ids = sorted(m.name[:-len(".meta.json")] for m in self.root.glob("*.meta.json"))

@@ -25,7 +25,6 @@ import gzip
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -33,9 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from inspectors.base.files import atomic_write
+
 
 def key_of(request_json: str, triton_version: str) -> str:
     return hashlib.sha256(f"{triton_version}\n{request_json}".encode()).hexdigest()
+
+
+def _gzip_json(value: dict) -> bytes:
+    """A result as the disk levels store it: its JSON, gzipped."""
+    return gzip.compress(json.dumps(value).encode("utf-8"))
 
 
 @dataclass(frozen=True)
@@ -114,10 +120,7 @@ class ResultCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, path)
+            atomic_write(path, _gzip_json(value))
             self._trim_disk()
         except OSError:
             pass                      # a full or read-only disk: the memory level still works
@@ -234,10 +237,7 @@ class ResultCache:
         path = self._shared_path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-            with os.fdopen(fd, "wb") as raw, gzip.open(raw, "wt", encoding="utf-8") as f:
-                json.dump(value, f)
-            os.replace(tmp, path)
+            atomic_write(path, _gzip_json(value))
             with os.scandir(path.parent) as it:      # the ones nobody waits for any more
                 for e in it:
                     if e.stat().st_mtime < time.time() - SHARED_S:

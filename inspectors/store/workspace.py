@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import time
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+
+from inspectors.base.files import atomic_write
 
 MAX_STEM = 64                 # characters of a name before `.py`
 MAX_BYTES = 1_000_000         # a kernel file larger than this is refused (not a kernel)
@@ -138,15 +139,7 @@ class Workspace:
         data = text.encode("utf-8")
         if len(data) > MAX_BYTES:
             raise WorkspaceError(f"a kernel file is at most {MAX_BYTES:,} bytes")
-        path = self.path(name)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".py", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        path = atomic_write(self.path(name), data, suffix=".py")
         st = path.stat()
         return Entry(path.name, st.st_size, st.st_mtime)
 

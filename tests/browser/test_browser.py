@@ -3,34 +3,16 @@
 artifacts/screenshots/. Skips without Chromium, except in CI where that is a failure."""
 from pathlib import Path
 
-import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import ROOT, SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
-
-
-@pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(server)
-        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
-        yield page
-        browser.close()
+# server, browser, page: tests/browser/conftest.py
 
 
 def _compile(page):

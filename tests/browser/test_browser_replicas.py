@@ -17,13 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from browser import CHROMIUM, free_port, require_chromium
+from browser import free_port, require_chromium
 from conftest import ROOT
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
-
-from playwright.sync_api import sync_playwright  # noqa: E402
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 MARKER = "SAVED_ON_ONE_REPLICA_51c2"
@@ -81,12 +79,11 @@ def goto(page, ctx, url: str, route: str, path: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def served():
+def served(browser):
+    """The replicated class server (not conftest.py's server) and the shared Chromium."""
     root = Path(tempfile.mkdtemp(prefix="tlens-replicas-root-"))
-    with class_server(root) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with class_server(root) as url:
         yield url, routes_to_each(url), browser, root
-        browser.close()
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -51,7 +51,7 @@ def _fake_ptxas(folder: Path, real: Path) -> Path:
     script.write_text(f"""#!/bin/bash
 for a in "$@"; do if [ "$a" = "--version" ]; then exec {real} --version; fi; done
 if [ "$(cat {folder}/mode)" = segv ]; then kill -SEGV $$; fi
-echo "ptxas fatal   : planted failure (tests/test_partial.py)" >&2
+echo "ptxas fatal   : planted failure (tests/unit/test_partial.py)" >&2
 exit 255
 """)
     script.chmod(0o755)
@@ -113,7 +113,7 @@ def test_ptxas_error_message_is_shown(broken_engine):
                     timeout=120)
     assert r.partial and r.error.stage == "sass"
     assert r.error.message.startswith("ptxas failed (exit status 255)")
-    assert "planted failure (tests/test_partial.py)" in r.error.message
+    assert "planted failure (tests/unit/test_partial.py)" in r.error.message
     assert "--gpu-name=sm_80 " in r.error.command
 
 

@@ -11,7 +11,7 @@ from urllib.parse import unquote
 
 from inspectors.base import stages, targets
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 CONFIG_DOC = DOCS / "07-configuration.md"
 USER_GUIDE = DOCS / "01-user-guide.md"

@@ -16,7 +16,7 @@ from inspectors.explain import profile as prof
 from inspectors.read import ncu_source as ncu
 from inspectors.read import sourcemap as sm
 from inspectors.store import profiles
-from test_profile import export, load_heavy
+from ncu_csv import export, load_heavy
 
 APP = str(ROOT / "app" / "main.py")
 

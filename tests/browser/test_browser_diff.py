@@ -6,13 +6,13 @@ import zipfile
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import ROOT
 from editor_helpers import editor_text, fill_editor, open_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 
 VECTOR_ADD = (ROOT / "kernels" / "vector_add.py").read_text()
@@ -20,32 +20,10 @@ SMALL_BLOCK = VECTOR_ADD.replace("BLOCK_SIZE: int = 1024", "BLOCK_SIZE: int = 12
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory):
-    return tmp_path_factory.mktemp("workspace")
-
-
-@pytest.fixture(scope="module")
-def server(workspace):
-    with running_app(dict(TLENS_WORKSPACE_DIR=str(workspace))) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="module")
-def page(browser, server):
-    page = browser.new_page(viewport={"width": 1600, "height": 1000})
-    page.goto(server)
-    page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
-    yield page
-    page.close()
+def server_env(workspace):
+    """The module's server writes a workspace of its own (server, browser, page, workspace:
+    tests/browser/conftest.py)."""
+    return dict(TLENS_WORKSPACE_DIR=str(workspace))
 
 
 def _compile(page):

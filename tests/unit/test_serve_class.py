@@ -1,6 +1,6 @@
 """The replicated class server's pieces (deploy/serve_class.py): the machine's compile workers
 split over the processes, and the nginx configuration it writes from the committed template,
-checked by nginx itself. The processes behind a running nginx: tests/test_browser_replicas.py."""
+checked by nginx itself. The processes behind a running nginx: tests/browser/test_browser_replicas.py."""
 from __future__ import annotations
 
 import os

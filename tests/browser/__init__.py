@@ -1,5 +1,6 @@
 """What every browser test file shares: Debian's Chromium (Playwright's own download does not
-work here), and a real `streamlit run app/main.py` on a free port. The server's output goes
+work here), and a real `streamlit run app/main.py` on a free port (the fixtures built on these are
+in conftest.py beside this file). The server's output goes
 to artifacts/streamlit-<port>.log (a pipe nobody reads would fill and stall the server)."""
 import contextlib
 import os
@@ -21,6 +22,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # "`st.x` will be removed after <date>", "... is deprecated ...").
 DEPRECATION = re.compile(r"will be removed after|\bdeprecat", re.IGNORECASE)
 SHOTS = ROOT / "artifacts" / "screenshots"
+WIDE = {"width": 1600, "height": 1000}          # the explorer's default window in these tests
 
 
 def require_chromium() -> None:
@@ -65,6 +67,14 @@ def running_app(env: dict | None = None):
             proc.wait()
     deprecations = deprecation_lines(log_path.read_text(errors="replace"))
     assert not deprecations, f"the server logged deprecation warning(s) ({log_path}):\n" + "\n".join(deprecations)
+
+
+def open_app(browser, url: str, viewport: dict | None = None, timeout: int = 60_000):
+    """A new page of `browser` (Playwright's) on `url`, once the explorer's Compile button is there."""
+    page = browser.new_page(viewport=viewport or WIDE)
+    page.goto(url)
+    page.get_by_role("button", name="Compile").wait_for(timeout=timeout)
+    return page
 
 
 def deprecation_lines(log: str) -> list[str]:

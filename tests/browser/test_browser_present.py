@@ -3,19 +3,19 @@ Compile the first panels are on screen; presentation mode gives two panels the s
 large type with the memory operations and threads one click away; the panels' own controls
 (search, wrap, type size, download) work. Screenshots go to artifacts/screenshots/; the
 committed ones in assets/screenshots/ are refreshed with
-    TLENS_SCREENSHOTS=assets .venv/bin/python -m pytest tests/test_browser_present.py
+    TLENS_SCREENSHOTS=assets .venv/bin/python -m pytest tests/browser/test_browser_present.py
 Skips without Chromium, except in CI."""
 import os
 import re
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import ROOT
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 ASSETS = ROOT / "assets" / "screenshots" if os.environ.get("TLENS_SCREENSHOTS") == "assets" else SHOTS
 PROJECTOR = {"width": 1280, "height": 720}
@@ -35,18 +35,10 @@ GEOMETRY = """line => {
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
+def browser(browser):
+    """The shared Chromium (server, browser: tests/browser/conftest.py), with ASSETS made."""
     ASSETS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield b
-        b.close()
+    return browser
 
 
 def _panel(page, stage):

@@ -6,32 +6,22 @@ import time
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, open_app, require_chromium
 from conftest import FIXTURES
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(server)                        # the app first: it registers the pages
-        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
-        page.get_by_role("link", name="Caches & torch.compile").click()
-        page.get_by_text("Kernels from caches and torch.compile").wait_for(timeout=60_000)
-        yield page
-        browser.close()
+def page(browser, server):
+    """The Caches page (server, browser: tests/browser/conftest.py)."""
+    page = open_app(browser, server)             # the app first: it registers the pages
+    page.get_by_role("link", name="Caches & torch.compile").click()
+    page.get_by_text("Kernels from caches and torch.compile").wait_for(timeout=60_000)
+    yield page
+    page.close()
 
 
 def _choose(page, label: str, option):

@@ -14,13 +14,14 @@ from conftest import ROOT
 
 # Lowest first: a module may import its own layer and the ones before it.
 LAYERS = ("base", "read", "explain", "store", "compile", "bench")
-TOP = {"inspectors.__main__", "inspectors.cli", "app", "kernels", "tests", "benchmarks"}
+TOP = {"inspectors.__main__", "inspectors.cli", "inspectors.commands", "app", "kernels", "tests", "benchmarks"}
 # Triton's internals: only the shim may import these (public triton, triton.language and
 # triton.testing are fine anywhere below the server).
 TRITON_INTERNALS = ("triton._C", "triton.compiler", "triton.runtime", "triton.backends")
 SHIM = "inspectors.compile.triton_shim"
-# the command line, on top of the layers: `python -m inspectors` and `tlens`
-CLI = ("inspectors.__main__", "inspectors.cli")
+# the command line, on top of the layers: `python -m inspectors` and `tlens`, and their commands
+CLI = ("inspectors.__main__", "inspectors.cli", "inspectors.commands", "inspectors.commands.compile",
+       "inspectors.commands.diff", "inspectors.commands.profile")
 
 
 def _modules(folder: str) -> list[Path]:

@@ -1,6 +1,6 @@
 """Streamlit's deprecations fail the suite: the class-mode cookie is set through a
 components-v2 element (not the removed `components.v1.html`), the guard in conftest.py listens
-where Streamlit reports a deprecation, and the browser tests' log check (tests/browser.py)
+where Streamlit reports a deprecation, and the browser tests' log check (tests/browser/__init__.py)
 recognises Streamlit's wording."""
 import json
 import logging

@@ -13,7 +13,7 @@ import pytest
 
 import kernels
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SLUGS = [k.slug for k in kernels.LIBRARY]
 EXPECTED = ["vector_add", "softmax", "matmul", "gelu", "bias_relu", "add_mul_act", "giou",
             "coalescing", "coarsening"]

@@ -9,13 +9,12 @@ from pathlib import Path
 import pytest
 
 import userproxy
-from browser import CHROMIUM, require_chromium, running_app
+from browser import require_chromium, running_app
 from inspectors.store.workspace import user_folder
 
 require_chromium()
 
-from playwright.sync_api import sync_playwright  # noqa: E402
-
+# browser: tests/browser/conftest.py; each test runs a server of its own (its own environment)
 MARKER = "ALICE_ONLY_7f3a"
 HEADER = "X-Forwarded-User"
 
@@ -38,16 +37,15 @@ def _open(browser, url: str, headers: dict | None = None):
     return ctx, page
 
 
-def test_the_proxy_user_header_keys_each_workspace(root):
+def test_the_proxy_user_header_keys_each_workspace(root, browser):
     alice_dir = user_folder(root, "user:alice")
     alice_dir.mkdir(parents=True)
-    src = (Path(__file__).parent / "snippets" / "vadd.py").read_text()
+    src = (Path(__file__).parents[1] / "snippets" / "vadd.py").read_text()
     (alice_dir / "secret.py").write_text(f"# {MARKER}\n" + src)
     env = {"TLENS_WORKSPACE_DIR": str(root), "TLENS_USER_HEADER": HEADER}
-    with running_app(env) as url, sync_playwright() as p:
+    with running_app(env) as url:
         # Each student reaches the server through the authenticating proxy, which names them.
         proxies = userproxy.start(url, HEADER, ["alice", "bob"])
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         link = "/?kernel=ws%3Asecret.py&run=1"              # opened and compiled
         _, alice = _open(browser, proxies["alice"] + link)
         # her file is open in the editor (its box may be folded after the compile: attached, not visible)
@@ -58,14 +56,14 @@ def test_the_proxy_user_header_keys_each_workspace(root):
         assert bob.locator(".tl-editor .cm-content", has_text=MARKER).count() == 0
         assert user_folder(root, "user:bob").is_dir()                  # bob got a folder of his own
         assert [f.name for f in user_folder(root, "user:bob").glob("*.py")] == []
-        browser.close()
+        for ctx in browser.contexts:
+            ctx.close()
 
 
-def test_without_a_header_each_browser_gets_its_own_folder(root):
+def test_without_a_header_each_browser_gets_its_own_folder(root, browser):
     class_root = root / "noheader"
     env = {"TLENS_WORKSPACE_DIR": str(class_root), "TLENS_CLASS": "1"}
-    with running_app(env) as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with running_app(env) as url:
         ctx_a, a = _open(browser, url)
         _open(browser, url)
         a.wait_for_timeout(1500)
@@ -76,4 +74,5 @@ def test_without_a_header_each_browser_gets_its_own_folder(root):
         a.get_by_role("button", name="Compile").wait_for(timeout=90_000)
         a.wait_for_timeout(1500)
         assert _users(class_root) == first                            # the reload found its folder again
-        browser.close()
+        for ctx in browser.contexts:
+            ctx.close()

@@ -7,36 +7,23 @@ import time
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import ROOT, SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 VECTOR_ADD = (ROOT / "kernels" / "vector_add.py").read_text()
 VIEWPORT = {"width": 1280, "height": 720}
 
 
 @pytest.fixture(scope="module")
-def workspace(tmp_path_factory):
-    return tmp_path_factory.mktemp("workspace")
-
-
-@pytest.fixture(scope="module")
-def server(workspace):
-    with running_app(dict(TLENS_WORKSPACE_DIR=str(workspace))) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+def server_env(workspace):
+    """The module's server writes a workspace of its own (server, browser, workspace:
+    tests/browser/conftest.py)."""
+    return dict(TLENS_WORKSPACE_DIR=str(workspace))
 
 
 def _open(browser, url, **options):

@@ -3,38 +3,23 @@ open a link in large type, one click on "Next" per step, a screenshot of every s
 (artifacts/screenshots/lessons_*.png), then the Layouts page. The fusion and tiling lessons run
 at a projector's 1280×720, with their exercises solved in the page (the screenshots committed
 under assets/screenshots/ are copies of these). Skips without Chromium, except in CI where that
-is a failure (same server/page fixtures as tests/test_browser.py)."""
+is a failure (same server/page fixtures as tests/browser/test_browser.py)."""
 import re
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from conftest import SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
-
-
-
-@pytest.fixture(scope="module")
-def server():
-    with running_app() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield browser
-        browser.close()
+from playwright.sync_api import expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def page(server, browser):
+    """The app once the Lessons link is there (server, browser: tests/browser/conftest.py)."""
     page = browser.new_page(viewport={"width": 1600, "height": 1000})
     page.goto(server)
     expect(page.get_by_text("Lessons", exact=True).first).to_be_visible(timeout=120_000)

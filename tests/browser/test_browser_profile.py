@@ -1,25 +1,26 @@
 """A saved profile's heat bars in the real app, in headless Chromium (issue 22). The profile is
-test-made (see tests/test_profile_view.py): this checks the drawing, not a measurement."""
+test-made (see tests/app/test_profile_view.py): this checks the drawing, not a measurement."""
 import hashlib
 
 import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, open_app, require_chromium, running_app
 from conftest import ROOT
 from inspectors.base.result import CompileRequest
 from inspectors.explain import profile as prof
 from inspectors.read import ncu_source as ncu
 from inspectors.read import sourcemap as sm
 from inspectors.store import profiles
-from test_profile import export, load_heavy
+from ncu_csv import export, load_heavy
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def page(engine, tmp_path_factory):
+def saved(engine, tmp_path_factory):
+    """A test-made profile of vector add, saved in a folder of the module's own: (folder, profile)."""
     folder = tmp_path_factory.mktemp("profiles")
     source = (ROOT / "kernels" / "vector_add.py").read_text()
     k = engine.compile(CompileRequest(source=source, filename="vector_add.py", target="cuda:90")).kernels[0]
@@ -29,14 +30,20 @@ def page(engine, tmp_path_factory):
             "source_sha256": hashlib.sha256(source.encode()).hexdigest()}
     p = prof.build(ncu.parse(raw)[0], k.stages["sass"], sm.build(k.stages, "vector_add.py").stages["sass"], meta=meta)
     profiles.save(folder, "vector_add-launch1", p, raw)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with running_app({"TLENS_PROFILES_DIR": str(folder)}) as url, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1280, "height": 720})
-        page.goto(url)
-        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
-        yield page, p
-        browser.close()
+    return folder, p
+
+
+@pytest.fixture(scope="module")
+def server_env(saved):
+    """The module's server reads that folder (server, browser: tests/browser/conftest.py)."""
+    return {"TLENS_PROFILES_DIR": str(saved[0])}
+
+
+@pytest.fixture(scope="module")
+def page(browser, server, saved):
+    page = open_app(browser, server, viewport={"width": 1280, "height": 720})
+    yield page, saved[1]
+    page.close()
 
 
 def test_heat_bars_drawn(page):

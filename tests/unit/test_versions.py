@@ -118,7 +118,7 @@ def test_flash_attention_under_both_versions(engines):
     src = (SNIPPETS / "flash_attention.py").read_text()
     ra, rb = compile_both(engines, CompileRequest(source=src, filename="flash_attention.py"), A, B, timeout=300)
     assert rb.ok, rb.error
-    # UNROLL=8: 3.6's CUDA 12.8 ptxas dies on the PTX, 3.9's CUDA 13 ptxas assembles it (tests/test_big_kernel.py)
+    # UNROLL=8: 3.6's CUDA 12.8 ptxas dies on the PTX, 3.9's CUDA 13 ptxas assembles it (tests/unit/test_big_kernel.py)
     assert ra.partial and ra.kernels[1].error.stage == "sass" and ra.kernels[0].error is None
     cmp = compare_results(A, B, ra, rb, "flash_attention.py")
     small, big = cmp.launches

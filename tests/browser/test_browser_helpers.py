@@ -1,14 +1,13 @@
 """Lines inside `@triton.jit` helpers in the real app (issue 21), in headless Chromium:
 clicking the helper's load lights the loads of both calls in the PTX, each saying which
 call made it; clicking one call lights only what that call made."""
-import pytest
 
-from browser import CHROMIUM, SHOTS, require_chromium, running_app
+from browser import SHOTS, require_chromium
 from editor_helpers import fill_editor
 
 require_chromium()
 
-from playwright.sync_api import expect, sync_playwright  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
 
 SOURCE = '''import torch
 import triton
@@ -34,17 +33,7 @@ def example():
 '''
 HELPER, FIRST, SECOND = 8, 14, 15       # the helper's load, its two calls
 
-
-@pytest.fixture(scope="module")
-def page():
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    with running_app() as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page(viewport={"width": 1600, "height": 1000})
-        page.goto(url)
-        page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
-        yield page
-        browser.close()
+# page: tests/browser/conftest.py
 
 
 def test_helper_line_and_call_sites_in_the_browser(page):

@@ -1,0 +1,71 @@
+"""`python -m inspectors compile FILE ...` (the options: inspectors/__main__.py): every launch of a
+file's example() compiled, a stage printed or everything as JSON with the insight keys."""
+from __future__ import annotations
+
+import json
+
+from inspectors.base import settings as settings_mod
+from inspectors.base import stages as stage_table
+from inspectors.base.errors import CompileError
+from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.base.targets import TargetError, parse as parse_target
+from inspectors.commands import error_json, fail
+from inspectors.compile.engine import Engine, Engines
+from inspectors.explain.insight import analyze
+
+
+def cmd_compile(args) -> int:
+
+    settings = settings_mod.load()
+    target = args.target or settings.default_target
+    try:
+        parse_target(target)
+        stage_table.get(args.stage)
+    except (TargetError, KeyError) as e:
+        return fail(CompileError("usage", str(e).strip('"')), args.json)
+    try:
+        source = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        return fail(CompileError("usage", f"cannot read {args.file}: {e}", str(args.file)), args.json)
+    request = CompileRequest(source=source, filename=args.file.name, target=target, kernel=args.kernel,
+                             num_warps=args.num_warps, num_stages=args.num_stages,
+                             constexprs=dict(args.constexpr), signature=args.signature,
+                             max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "")
+    engine = Engines(settings, workers=1) if args.triton else Engine(settings)
+    try:
+        result = engine.compile(request, timeout=args.timeout)
+    finally:
+        engine.close()
+    if result.error and not result.partial:
+        return fail(result.error, args.json)
+    if args.json:
+        data = _json(result, args.file.name)
+        if result.partial:
+            data["error"] = error_json(result.error)
+        print(json.dumps(data))
+        return 1 if result.partial else 0
+    _print_text(result, args.stage)
+    return fail(result.error, False) if result.partial else 0
+
+
+def _json(result: CompileResult, filename: str) -> dict:
+    """Each kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
+    memory_ops, source_map (line numbers are 1-based lines of the stage texts)."""
+    kernels = []
+    for kernel in result.kernels:
+        data = {k: v for k, v in kernel.to_json().items() if k != "cubin"}
+        data.update(analyze(kernel, kernel.stages, filename).to_json())
+        kernels.append(data)
+    return {"kernels": kernels, "output": result.output,
+            "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}
+
+
+def _print_text(result: CompileResult, stage: str) -> None:
+    for k in result.kernels:
+        print(f"// ===== {k.label} · {k.target} · num_warps={k.options.get('num_warps')} "
+              f"num_stages={k.options.get('num_stages')}")
+        print("// " + ", ".join(a.describe() for a in k.args))
+        text = k.stages.get(stage)
+        if text is None and k.error is not None:
+            text = f"// stage {k.error.stage} failed: {k.error.message.splitlines()[0]}"
+        print(text if text is not None else f"// no {stage} stage for target {k.target}")
