@@ -23,7 +23,7 @@ try:                              # the shared diff view (app/render/diff_html.p
     from app.render import diff_html
     from inspectors.explain import diff as diff_mod
 except ImportError:               # not there: a plain side-by-side of our own below
-    diffview = diff_mod = None
+    diff_html = diff_mod = None
 
 settings = settings_mod.load()
 CHANGED_MARK = {True: "changed", False: "–", None: "?"}
@@ -40,7 +40,7 @@ def _on_kernel():
 @st.cache_data(show_spinner=False, max_entries=32)
 def _diff_html(stage: str, before: str, after: str, ignore_noise: bool, a_label: str, b_label: str
                ) -> tuple[str, str]:
-    if diffview is not None:
+    if diff_html is not None:
         d = diff_mod.diff_stage(stage, before, after, ignore_noise)
         return diff_html.legend_html(d), diff_html.render_diff_html(d, before, after, 3, a_label, b_label)
     return "", _plain_diff_html(passdiff.diff_rows(before, after), a_label, b_label)
@@ -164,7 +164,7 @@ elif not before:
 else:
     noise = st.toggle("Ignore renumbering noise", value=False, key="passes_noise",
                       help="SSA value and register numbers, location aliases, labels do not count as changes.")
-    if diffview is not None:
+    if diff_html is not None:
         st.html(diff_html.diff_css())
     legend, body = _diff_html(DIFF_STAGE.get(step.stage, "llir"), before, after, noise,
                               f"before #{step.index}", f"after {step.name}")
