@@ -22,6 +22,7 @@ least one active lane). Pure: text in, frozen dataclasses out.
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, field
@@ -32,7 +33,9 @@ SECTOR = 32
 WARP = 32
 
 # `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];`   `	mad.wide.s32 	%rd1, %r24, 4, %rd11;`
-_INSN_RE = re.compile(r"^\s*(?:@(?P<neg>!?)(?P<guard>%p\w*)\s+)?(?P<op>[a-z][\w.:]*)\s+(?P<args>[^;]*);")
+_INSN_RE = re.compile(r"^\s*(?:@(?P<neg>!?)(?P<guard>%p\w*)\s+)?(?P<op>[a-z][\w.:]*)(?=(?P<ws>\s+))(?P=ws)(?P<args>[^;]*);")
+# (the blanks after the opcode are taken at once: `\s+(?P<args>[^;]*);` split a long run of blanks
+# every way before failing, quadratic)
 # `	ld.param.b64 	%rd11, [strided_read_kernel_param_0];`
 _PARAM_RE = re.compile(r"\[\s*(?P<kernel>\w+)_param_(?P<index>\d+)\s*(?:\+\s*(?P<off>\d+))?\s*\]")
 # `[ %rd1 + 0 ]`, `[%rd4+16]`
@@ -179,10 +182,11 @@ class _Program:
             return env[special]
         if not token.startswith("%") or depth > 200:
             raise Unknown(f"cannot evaluate {token}")
-        defs = [d for d in self.defs.get(token, ()) if d < line]
-        if not defs:
+        defs = self.defs.get(token, ())
+        k = bisect.bisect_left(defs, line)       # (a filtered copy per use was quadratic in the PTX)
+        if not k:
             raise Unknown(f"{token} has no definition above line {line}")
-        at = defs[-1]
+        at = defs[k - 1]
         key = (token, at)
         if key not in cache:
             cache[key] = self._eval(at, env, cache, depth + 1)
@@ -286,10 +290,11 @@ class _Program:
 
     def predicate(self, token: str, line: int, env: dict, cache: dict) -> bool:
         """A `%p` register: from setp, or and/or/not of predicates."""
-        defs = [d for d in self.defs.get(token, ()) if d < line]
-        if not defs:
+        defs = self.defs.get(token, ())
+        k = bisect.bisect_left(defs, line)       # (a filtered copy per use was quadratic in the PTX)
+        if not k:
             raise Unknown(f"{token} has no definition above line {line}")
-        at = defs[-1]
+        at = defs[k - 1]
         op, args, _, _ = self.insns[at]
         if op.startswith("setp"):
             return bool(self.value(token, line, env, cache))
@@ -307,19 +312,17 @@ class _Program:
 
 def _split_args(text: str) -> list[str]:
     """`{ %r1, %r2 }, [ %rd1 + 0 ]` -> ['{ %r1, %r2 }', '[ %rd1 + 0 ]'] (commas in braces kept)."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):          # slices, not `cur += ch`: linear in any Python
         if ch in "{[":
             depth += 1
         elif ch in "}]":
             depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur)
+        elif ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    if text[start:].strip():
+        out.append(text[start:])
     return out
 
 

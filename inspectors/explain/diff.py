@@ -86,7 +86,9 @@ _SUBS = {
     ),
 }
 # `loc(...)` anywhere in an MLIR line, nested parentheses included: loc("x"(#loc7))
-_MLIR_LOC_RE = re.compile(r"\s*\bloc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+# (`(?<!\s)`: a match starts where its blanks start; from inside a long run of blanks, `\s*`
+# rescanned the run each time: quadratic)
+_MLIR_LOC_RE = re.compile(r"(?<!\s)\s*\bloc\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
 _SPACE_RE = re.compile(r"[ \t]+")
 
 

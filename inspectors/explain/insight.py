@@ -142,7 +142,12 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
 
 
 # A PTX instruction line, e.g. `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];` (not `.loc`, labels, braces)
-_PTX_INSN_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?P<op>[a-z][\w]*)(?:\.[\w:]+)*\b[^:]*;")
+# Linear on any line: the opcode and its `.modifier`s are matched atomically (a lookahead, then a
+# backreference to what it took: Python 3.10 has no possessive `*+`), then the operands up to `;`
+# may hold no `:`. The old `(?:\.[\w:]+)*\b[^:]*;` let `[^:]*` retry from every dot of a long
+# dotted token: quadratic (a 600,000-char `a.a.a...` line took minutes).
+_PTX_INSN_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?=(?P<op>[a-z]\w*))(?P=op)(?=(?P<mods>(?:\.[\w:]+)*))(?P=mods)"
+                          r"(?<=\w)[^:;]*;")
 # A SASS instruction line, e.g. `        /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;`
 _SASS_INSN_RE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?(?P<op>[A-Z][A-Z0-9_]*)")
 # MLIR op, e.g. `    %x = tt.load %ptr, %mask : ...`

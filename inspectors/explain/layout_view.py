@@ -15,7 +15,7 @@ set of index bits, and the index is the XOR of the bases of the bits that are se
 (Triton's LinearLayout.h; arXiv:2505.23819). This module builds those bases the way
 Triton's LinearLayoutConversions.cpp does (blocked, slice, nvidia_mma v2/v3, amd_mfma
 32x32 / 16x16, #ttg.linear) in pure Python, so the Streamlit server never imports Triton;
-tests/test_layouts_view.py checks the result against Triton's own `to_linear_layout` and
+tests/unit/test_layouts_view.py checks the result against Triton's own `to_linear_layout` and
 `LinearLayout.apply` on many layouts and shapes.
 """
 from __future__ import annotations
@@ -32,8 +32,9 @@ from inspectors.read import mlir
 
 
 # a tensor type with its encoding, the encoding possibly inline with nested <...>
-_TENSOR_RE = re.compile(r"tensor<(?P<shape>(?:\d+x)+)(?P<elem>!tt\.ptr<\w+>|\w+), (?P<enc>#[\w.]+(?:<)?)")
-_MEMDESC_RE = re.compile(r"!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>\w+), (?P<enc>#[\w.]+)")
+# (`(?!\d+x)`: the element type starts where the shape ends, else quadratic in a long shape)
+_TENSOR_RE = re.compile(r"tensor<(?P<shape>(?:\d+x)+)(?P<elem>!tt\.ptr<\w+>|(?!\d+x)\w+), (?P<enc>#[\w.]+(?:<)?)")
+_MEMDESC_RE = re.compile(r"!ttg\.memdesc<(?P<shape>(?:\d+x)+)(?P<elem>(?!\d+x)\w+), (?P<enc>#[\w.]+)")
 
 
 # ------------------------------------------------------------------------------------ linear layouts
@@ -322,7 +323,7 @@ def module_layouts(ttgir: str) -> ModuleLayouts:
                               tuple(entry["lines"]), tuple(entry["ops"])))
     conversions = []
     for o in module.ops_named("ttg.convert_layout"):
-        types = re.findall(r"tensor<((?:\d+x)+)\w+, (#[\w.]+)", o.text)
+        types = re.findall(r"tensor<((?:\d+x)+)(?!\d+x)\w+, (#[\w.]+)", o.text)
         if len(types) >= 2:
             shape = tuple(int(x) for x in types[0][0].rstrip("x").split("x"))
             conversions.append(Conversion(o.line, types[0][1], types[-1][1], shape))

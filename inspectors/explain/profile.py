@@ -22,11 +22,13 @@ from dataclasses import dataclass, field
 
 from inspectors.read import callsites
 from inspectors.read import ncu_source as ncu
+from inspectors.read.lines_asm import sass_insn
 
 FORMAT = "tlens-profile/1"
 
 # nvdisasm, e.g.        /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;
-_SASS_RE = re.compile(r"^\s*/\*(?P<off>[0-9a-f]+)\*/\s+(?P<insn>.*?)\s*;?\s*$")
+# (the instruction is `rest` without its `;`: lines_asm.sass_insn; `(?P<insn>.*?)\s*;?\s*$` was cubic in blanks)
+_SASS_RE = re.compile(r"^\s*/\*(?P<off>[0-9a-f]+)\*/\s+(?P<rest>.*)")
 _MEM_RE = re.compile(r"^(?:LDG|STG|ATOMG|RED|LDGSTS|LD|ST|ATOM)\b")
 
 
@@ -170,7 +172,7 @@ def sass_instructions(sass: str) -> list[tuple[int, int, str]]:
     for n, line in enumerate(sass.splitlines(), 1):
         m = _SASS_RE.match(line)
         if m:
-            out.append((n, int(m["off"], 16), m["insn"].strip()))
+            out.append((n, int(m["off"], 16), sass_insn(m["rest"]).strip()))
     return out
 
 

@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from inspectors.explain.vectorization import ACCESS_OPS
 from inspectors.read.memops import ptx_memops
 
 # `	shl.b32 	%r26, %r25, 10;`  `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];`
-_INSN_RE = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?P<op>[a-z][\w.:]*)\s+(?P<args>[^;]*);")
+_INSN_RE = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?P<op>[a-z][\w.:]*)(?=(?P<ws>\s+))(?P=ws)(?P<args>[^;]*);")   # (blanks at once: else quadratic)
 _PARAM_RE = re.compile(r"\[(?P<kernel>\w+)_param_(?P<index>\d+)\]")
 _ADDR_RE = re.compile(r"\[\s*(?P<reg>%\w+)\s*(?:\+\s*(?P<off>-?\d+))?\s*\]")
 
@@ -91,6 +92,26 @@ def _paren(e) -> str:
     return f"({fmt(e)})" if e[0] == "add" else fmt(e)
 
 
+_MAX_TERMS = 64
+
+
+def _size(e) -> int:
+    """Nodes of an expression, counted up to a little past _MAX_TERMS."""
+    n, stack = 0, [e]
+    while stack and n <= _MAX_TERMS:
+        x = stack.pop()
+        n += 1
+        if x[0] == "add":
+            stack.extend(x[1])
+        elif x[0] in ("mul", "mod"):
+            stack.append(x[2] if x[0] == "mul" else x[1])
+        elif x[0] == "mul2":
+            stack.extend(x[1:])
+        elif x[0] == "raw":
+            n += len(x[1]) // 16
+    return n
+
+
 class _Ptx:
     def __init__(self, ptx: str, params: list[str]):
         self.lines = ptx.splitlines()
@@ -105,6 +126,16 @@ class _Ptx:
                 self.defs.setdefault(args[0], []).append((n, m["op"], args[1:]))
 
     def expr(self, token: str, before: int, depth: int = 0):
+        """Memoized (an `add %r1, %r1, %r1` chain reads each definition twice: exponential
+        without), and an expression that grows past `_MAX_TERMS` terms is left a symbol."""
+        key = (token, before, depth)
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            e = self._expr(token, before, depth)
+            memo[key] = ("sym", token.strip()) if _size(e) > _MAX_TERMS else e
+        return memo[key]
+
+    def _expr(self, token: str, before: int, depth: int = 0):
         token = token.strip()
         if re.fullmatch(r"-?\d+", token):
             return _const(int(token))
@@ -114,10 +145,11 @@ class _Ptx:
             return ("sym", token[1:])
         if depth > 24 or not token.startswith("%"):
             return ("sym", token)
-        candidates = [d for d in self.defs.get(token, ()) if d[0] < before]
-        if not candidates:
+        defs = self.defs.get(token, ())
+        k = bisect.bisect_left(defs, (before,))          # (a list per use was quadratic in the PTX)
+        if not k:
             return ("sym", token)
-        line, op, args = candidates[-1]
+        line, op, args = defs[k - 1]
         base = op.split(".")[0]
         e = lambda a: self.expr(a, line, depth + 1)  # noqa: E731
         if base == "ld" and ".param" in op:

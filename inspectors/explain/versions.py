@@ -19,7 +19,7 @@ from inspectors.explain.delta import DeltaTable
 from inspectors.read import layouts
 
 _ALIAS_RE = re.compile(r"^(#[\w.]+) = (#ttg\.\w+<\{.*\}>)\s*$", re.M)
-_TENSOR_ALL_RE = re.compile(r"tensor<(?:\d+x)+(?:!tt\.ptr<\w+>|\w+), #[\w.]+>")
+_TENSOR_ALL_RE = re.compile(r"tensor<(?:\d+x)+(?:!tt\.ptr<\w+>|(?!\d+x)\w+), #[\w.]+>")
 
 
 def _arch(target: str) -> int | None:

@@ -18,7 +18,7 @@ def _functions(source: str) -> tuple[tuple[int, int, str], ...]:
     () when the text does not parse."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):    # deep nesting: `a.a.a...`, `((((...`
         return ()
     out = []
     for node in ast.walk(tree):

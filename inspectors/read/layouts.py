@@ -15,7 +15,9 @@ from dataclasses import dataclass
 _BLOCKED_RE = re.compile(r"#ttg\.blocked<\{(?P<body>[^}]*)\}>")
 _FIELD_RE = re.compile(r"(\w+) = \[([\d, ]*)\]")
 # tensor<1024x!tt.ptr<f32>, #blocked>   tensor<64x64xf16, #blocked1>
-_TENSOR_RE = re.compile(r"tensor<(?P<shape>(?:\d+x)+)(?P<elem>!tt\.ptr<\w+>|\w+)(?:, (?P<layout>#[\w.]+))?>")
+# (`(?!\d+x)`: the element type starts where the shape ends; `\w+` also matching `1x1x...` made a
+# long shape quadratic)
+_TENSOR_RE = re.compile(r"tensor<(?P<shape>(?:\d+x)+)(?P<elem>!tt\.ptr<\w+>|(?!\d+x)\w+)(?:, (?P<layout>#[\w.]+))?>")
 
 
 @dataclass(frozen=True)
@@ -195,10 +197,16 @@ class Other:
 SHARED_KINDS = (SwizzledShared, NvmmaShared)
 
 
-def parse_layout(text: str, aliases: dict[str, str] | None = None):
+# Parents deeper than this (slice of slice of ...; or an alias naming itself) are not followed.
+MAX_DEPTH = 16
+
+
+def parse_layout(text: str, aliases: dict[str, str] | None = None, _depth: int = 0):
     """`#ttg.blocked<{...}>`, an alias like `#blocked1`, ... -> a layout object (Other if unknown)."""
     aliases = aliases or {}
     text = text.strip()
+    if _depth > MAX_DEPTH:
+        return Other(text)
     if text in aliases:
         text = aliases[text]
     m = _ATTR_RE.match(text)
@@ -218,9 +226,9 @@ def parse_layout(text: str, aliases: dict[str, str] | None = None):
             return AmdMfma(int(scalars.get("version", 3)), lists["warpsPerCTA"], lists["instrShape"],
                            scalars.get("isTransposed") == "true", lists.get("tilesPerWarp", ()))
         if kind == "slice":
-            return Slice(int(scalars["dim"]), parse_layout(_parent(body), aliases))
+            return Slice(int(scalars["dim"]), parse_layout(_parent(body), aliases, _depth + 1))
         if kind == "dot_op":
-            return DotOperand(int(scalars["opIdx"]), parse_layout(_parent(body), aliases),
+            return DotOperand(int(scalars["opIdx"]), parse_layout(_parent(body), aliases, _depth + 1),
                               int(scalars.get("kWidth", 0)))
         if kind == "linear":
             bases = {k: tuple(tuple(int(x) for x in vec.split(",") if x.strip())

@@ -125,6 +125,8 @@ def _toml(text: str, file: str, first_line: int, what: str) -> dict:
         m = _TOML_LINE_RE.search(str(e))
         line = first_line + int(m.group(1)) - 1 if m else first_line
         raise LessonFileError(file, line, f"{what}: {_TOML_LINE_RE.sub('', str(e)).strip()}") from None
+    except RecursionError:      # tomllib recurses per nested array/table: `look = [[[[...`
+        raise LessonFileError(file, first_line, f"{what}: nested too deeply") from None
 
 
 def _front_matter(lines: list[str], file: str) -> tuple[dict, int]:

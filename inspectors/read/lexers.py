@@ -18,7 +18,7 @@ class MlirLexer(RegexLexer):
             (r"//.*?$", Comment.Single),
             (r"\bloc\((#loc\d*|\"[^\"]*\"[^)]*)\)", Comment.Special),      # loc(#loc6), loc("k.py":8:16)
             (r"#loc\d*", Comment.Special),
-            (r"\"(\\\\|\\\"|[^\"])*\"", String),
+            (r"\"(?:[^\"\\]|\\[\s\S])*\"", String),   # (was `(\\\\|\\\"|[^\"])*`: exponential in backslashes)
             (r"#[A-Za-z_][\w.]*", Name.Decorator),                          # #blocked, #ttg.shared
             (r"%[\w.$#-]+", Name.Variable),                                 # %3, %arg0, %c1024_i32
             (r"\^[\w.$-]+", Name.Label),                                    # ^bb0
@@ -49,11 +49,12 @@ class SassLexer(RegexLexer):
             (r"/\*[0-9a-fA-F]+\*/", Comment.Special),                       # /*0180*/ address
             (r"/\*.*?\*/", Comment.Multiline),
             (r"^\s*\.[\w.]+.*?$", Comment.Preproc),                         # .section, .align
-            (r"[.\w$]+:", Name.Label),
+            (r"(?<![.\w$])[.\w$]+:", Name.Label),      # (from a word's start: else quadratic in a long word)
             (r"@!?U?P[T\d]+", Keyword.Pseudo),                             # predicates @!P0
             (r"\b(?:S2R|S2UR|CS2R)\b", Keyword),
             (r"\bSR_[\w.]+", Name.Builtin),                                 # SR_TID.X, SR_CTAID.X
-            (r"\b[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*(?=\s)", Keyword),        # opcode with modifiers
+            (r"(?<![.\w])[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*(?=\s)", Keyword),  # opcode with modifiers (from a
+                                                                            # token's start: quadratic from every dot)
             (r"\b(?:U?R\d+|URZ|RZ|PT|U?P\d+|UPT)\b(?:\.\w+)*", Name.Variable),
             (r"\bc\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]", Name.Constant),
             (r"desc\[", Name.Builtin),

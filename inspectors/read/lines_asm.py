@@ -34,7 +34,9 @@ def _file_table(lines: list[str]) -> dict[int, str]:
 
 
 # The inline stack in an assembler comment, e.g.  standard.py:216:16 @[ softmax.py:35:31 ]
-_COMMENT_FRAME_RE = re.compile(r"([^\s@\[\];/]+(?:/[^\s@\[\];/]+)*):(\d+):(\d+)")
+# A frame starts a word of the comment (after its leading slashes): tried from every character of
+# a long word, the old pattern rescanned the word each time (quadratic).
+_COMMENT_FRAME_RE = re.compile(r"(?<![^\s@\[\];])/*([^\s@\[\];/]+(?:/[^\s@\[\];/]+)*):(\d+):(\d+)")
 
 
 def _comment_frames(rest: str, marker: str) -> list[tuple[str, int]]:
@@ -179,11 +181,18 @@ _SASS_FILE_RE = re.compile(
     r'^\s*//##\s*File\s+"(?P<path>[^"]*)",\s*line\s+(?P<line>\d+)'
     r'(?:\s+inlined at\s+"(?P<ipath>[^"]*)",\s*line\s+(?P<iline>\d+))?')
 # An instruction, e.g.          /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;
-_SASS_INSN_RE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?P<insn>.*?)\s*;?\s*$")
+# (`sass_insn` strips the `;` and blanks: the old `(?P<insn>.*?)\s*;?\s*$` was cubic in a run of blanks.)
+_SASS_INSN_RE = re.compile(r"^\s*/\*[0-9a-f]+\*/\s+(?P<rest>.*)")
 # Padding after the last EXIT, e.g.  /*0290*/   BRA `(.L_x_0);   /*02a0*/   NOP;
 _SASS_PAD_RE = re.compile(r"^(?:NOP|BRA\s+`\(\.L_x_\d+\))\s*;?$")
 # A function starts, e.g.  //--------------------- .text.add_kernel          --------------------------
 _SASS_SECTION_RE = re.compile(r"^\s*//-+\s+\S")
+
+
+def sass_insn(rest: str) -> str:
+    """The instruction of a SASS line's text after its address: without the trailing `;` and blanks."""
+    insn = rest.rstrip()
+    return insn[:-1].rstrip() if insn.endswith(";") else insn
 
 
 def _sass_resolve(raw: tuple, filename: str, hints: dict) -> tuple | None:
@@ -244,7 +253,7 @@ def sass_chains(text: str, filename: str, hints: dict | None = None) -> dict[int
             section += 1
             continue
         i = _SASS_INSN_RE.match(raw_line)
-        if i and not _SASS_PAD_RE.match(i["insn"]):
+        if i and not _SASS_PAD_RE.match(sass_insn(i["rest"])):
             sections[n] = section
             if innermost(current) is not None:
                 out[n] = current

@@ -10,7 +10,8 @@ from inspectors.read.userfile import frame, innermost
 #                 !1 = !DIFile(filename: "vector_add.py", directory: "")
 _LLIR_MD_RE = re.compile(r"^!(?P<id>\d+)\s*=\s*(?:distinct\s+)?!(?P<kind>DI\w+)\((?P<body>.*)\)\s*$")
 # A field of it, e.g.  line: 196   scope: !22   filename: "standard.py"
-_LLIR_FIELD_RE = re.compile(r'(\w+):\s*("(?:[^"\\]|\\.)*"|![\d]+|[^,]+)')
+# (a key starts a word: tried from inside a long word, `\w+` rescanned it, quadratic)
+_LLIR_FIELD_RE = re.compile(r'(?<!\w)(\w+):\s*("(?:[^"\\]|\\.)*"|![\d]+|[^,]+)')
 # The location of an instruction, e.g.  %8 = shl i32 %7, 10, !dbg !13
 _LLIR_DBG_RE = re.compile(r"!dbg\s+!(\d+)")
 

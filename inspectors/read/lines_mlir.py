@@ -17,16 +17,25 @@ _LOC_TOKEN_RE = re.compile(
     r'|(?P<word>[A-Za-z_]\w*)|(?P<punct>[()\[\],:<>]))')
 
 
+_BLANKS_RE = re.compile(r"\s*")
+# Location trees deeper than this (nested `"x"("y"(...))`, alias chains) are not followed: the
+# parser and the resolver recurse.
+MAX_DEPTH = 200
+
+
 def _tokens(text: str) -> list[tuple[str, str]]:
+    """Linear: where no token starts, each blank before the stray character and the character
+    are "other" tokens at once (retrying the regex from each blank, and copying the rest of
+    the text to see if it was blank, were quadratic)."""
     out, pos = [], 0
-    while pos < len(text):
+    end = len(text.rstrip())
+    while pos < end:
         m = _LOC_TOKEN_RE.match(text, pos)
         if not m or m.end() == pos:
-            if text[pos:].strip():
-                out.append(("other", text[pos]))
-                pos += 1
-                continue
-            break
+            stray = _BLANKS_RE.match(text, pos).end()
+            out.extend(("other", c) for c in text[pos:stray + 1])
+            pos = stray + 1
+            continue
         kind = m.lastgroup
         out.append((kind, m.group(kind)))
         pos = m.end()
@@ -57,17 +66,19 @@ class _LocParser:
             return True
         return False
 
-    def parse(self):
+    def parse(self, depth: int = 0):
         kind, val = self.take()
+        if depth > MAX_DEPTH:
+            return ("unknown",)
         if kind == "ref":
             return ("ref", val)
         if kind == "word" and val == "unknown":
             return ("unknown",)
         if kind == "word" and val == "callsite" and self.accept("("):
-            callee = self.parse()
+            callee = self.parse(depth + 1)
             if not (self.peek() == ("word", "at") and self.take()):
                 return ("unknown",)
-            caller = self.parse()
+            caller = self.parse(depth + 1)
             self.accept(")")
             return ("callsite", callee, caller)
         if kind == "word" and val == "fused":
@@ -79,7 +90,7 @@ class _LocParser:
             children = []
             if self.accept("["):
                 while self.peek()[0] != "eof" and not self.accept("]"):
-                    children.append(self.parse())
+                    children.append(self.parse(depth + 1))
                     self.accept(",")
             return ("fused", tuple(children))
         if kind == "str":
@@ -95,7 +106,7 @@ class _LocParser:
                         self.take()
                 return ("file", s, line)
             if self.accept("("):                                        # "x"(#loc7)
-                child = self.parse()
+                child = self.parse(depth + 1)
                 self.accept(")")
                 return ("name", child)
             return ("name", None)
@@ -121,12 +132,17 @@ def _balanced_end(line: str, start: int) -> int:
     return -1
 
 
+_LOC_TRIES = 4
+
+
 def _trailing_loc(line: str) -> str | None:
     """Body of the `loc(...)` that ends the line, if any."""
     stripped = line.rstrip()
     if not stripped.endswith(")"):
         return None
-    for m in reversed(list(_MLIR_LOC_START_RE.finditer(stripped))):
+    # The op's own location is the last `loc(` of a real line; a few more are tried (each try
+    # scans to the end of the line: trying every `loc(` of a long line was quadratic).
+    for m in reversed(list(_MLIR_LOC_START_RE.finditer(stripped))[-_LOC_TRIES:]):
         end = _balanced_end(stripped, m.end() - 1)
         if end == len(stripped):
             return stripped[m.end():end - 1]
@@ -142,13 +158,15 @@ def _mlir_resolver(defs: dict[str, str], filename: str):
     parsed: dict[str, tuple] = {}
     memo: dict[str, tuple] = {}
 
-    def resolve(node, seen=()) -> tuple:
+    def resolve(node, seen=(), depth=0) -> tuple:
         kind = node[0]
+        if depth > MAX_DEPTH:
+            return ()
         if kind == "file":
             f = frame(node[1], node[2], filename)
             return (f,) if f else ()
         if kind == "name":
-            return resolve(node[1], seen) if node[1] is not None else ()
+            return resolve(node[1], seen, depth + 1) if node[1] is not None else ()
         if kind == "ref":
             alias = node[1]
             if alias in memo:
@@ -157,12 +175,12 @@ def _mlir_resolver(defs: dict[str, str], filename: str):
                 return ()
             if alias not in parsed:
                 parsed[alias] = _LocParser(defs[alias]).parse()
-            memo[alias] = resolve(parsed[alias], seen + (alias,))
+            memo[alias] = resolve(parsed[alias], seen + (alias,), depth + 1)
             return memo[alias]
         if kind == "callsite":
-            return resolve(node[1], seen) + resolve(node[2], seen)
+            return resolve(node[1], seen, depth + 1) + resolve(node[2], seen, depth + 1)
         if kind == "fused":        # the first child in the kernel file, else the first with a frame
-            chains = [c for c in (resolve(child, seen) for child in node[1]) if c]
+            chains = [c for c in (resolve(child, seen, depth + 1) for child in node[1]) if c]
             return next((c for c in chains if any(not f[0] for f in c)), chains[0] if chains else ())
         return ()
 

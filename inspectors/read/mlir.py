@@ -16,7 +16,8 @@ _ARG_RE = re.compile(r"%(?P<name>[\w.$]+): (?P<type>!tt\.ptr<[^>]+>|[\w]+)(?: \{
 # tt.store %1, %v_9, %mask_5 : tensor<1024x!tt.ptr<f32>> loc(#loc8)
 _OP_RE = re.compile(r"^\s*(?:(?P<results>%[\w.$#:]+(?:, %[\w.$#:]+)*) = )?(?P<op>[a-z_]+\.[\w.]+)(?P<rest>.*)$")
 _VALUE_RE = re.compile(r"%[\w.$]+")
-_LOC_TAIL_RE = re.compile(r"\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
+# (starts only where a run of blanks starts: from inside a long run, `\s+` rescanned it: quadratic)
+_LOC_TAIL_RE = re.compile(r"(?<!\s)\s+loc\((?:[^()]|\([^()]*\))*\)\s*$")
 # #blocked = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 _ALIAS_RE = re.compile(r"^(?P<alias>#[\w.$]+) = (?P<value>#ttg\.\w+<.*>)\s*$")
 
@@ -69,7 +70,9 @@ def parse(text: str) -> Module:
         m = _OP_RE.match(line)
         if not m:
             continue
-        rest = _LOC_TAIL_RE.sub("", m["rest"])
+        rest = m["rest"]
+        if rest.rstrip().endswith(")"):        # `loc(` without a `)` at the end: not rescanned per `loc(`
+            rest = _LOC_TAIL_RE.sub("", rest)
         body, _, ty = rest.rpartition(" : ") if " : " in rest else (rest, "", "")
         results = tuple(r.split(":")[0].split("#")[0] for r in (m["results"] or "").split(", ") if r)
         ops.append(Op(n, m["op"], results, tuple(_VALUE_RE.findall(body)), ty.strip(), line.strip()))

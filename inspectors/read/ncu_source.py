@@ -219,5 +219,8 @@ def _csv_rows(lines: list[str]):
     for n, line in enumerate(lines, 1):
         if not line.strip() or line.startswith("==PROF==") or line.startswith("==WARNING=="):
             continue
-        cells = next(csv.reader(io.StringIO(line)), [])
+        try:
+            cells = next(csv.reader(io.StringIO(line)), [])
+        except csv.Error as e:          # e.g. a cell over csv's field size limit (131,072 characters)
+            raise NcuCsvError(f"line {n}: not CSV ({e})") from None
         yield n, cells

@@ -47,9 +47,11 @@ from inspectors.base.result import PassStep
 # and, as older MLIR spells it, `// -----// IR Dump Before TritonGPUCoalesce (tritongpu-coalesce) ('builtin.module' operation) //----- //`
 _MLIR_RE = re.compile(r"^// -----// IR Dump (?P<when>Before|After) (?P<name>[^:(]+?)"
                       r"(?:: (?P<flag>.*?)| \((?P<flag2>[^()]*)\))?"
-                      r" \('(?P<op>[^']+)' operation(?:: @(?P<sym>[^)]*))?\)(?P<failed>.*?)//----- //\s*$")
+                      r" \('(?P<op>[^']+)' operation(?:: @(?P<sym>[^)']*))?\)(?P<failed>.*?)//----- //\s*$")
+# (only tried on lines that end `//----- //`, see _split: with no end, the lazy `flag` and `failed`
+# rescanned the line from every ` ('`; `sym` stops at a quote for the same reason)
 # `// -----// SoftwarePipeliner internal IR Dump After: LowerLoops`
-_MLIR_INTERNAL_RE = re.compile(r"^// -----// (?P<who>\w+) internal IR Dump After: (?P<name>.+?)\s*$")
+_MLIR_INTERNAL_RE = re.compile(r"^// -----// (?P<who>\w+) internal IR Dump After: (?P<name>.*\S|.)\s*$")   # (`.+?\s*$`: quadratic in blanks)
 # `; *** IR Dump After InstCombinePass on add_kernel ***`, `... on [module] ***`, `... on (add_kernel) ***`
 # (`omitted because no change` when LLVM prints only changes)
 _LLVM_RE = re.compile(r"^; \*\*\* IR Dump (?P<when>Before|After) (?P<name>.+?) on (?P<scope>.+?)"
@@ -95,7 +97,8 @@ def _split(text: str) -> list[_Dump]:
     for line in text.splitlines():
         if _NOISE_RE.match(line):
             continue
-        m = _MLIR_RE.match(line)
+        tail = line.rstrip()
+        m = _MLIR_RE.match(line) if tail.endswith("//----- //") else None
         if m:
             close()
             flag = (m["flag"] or m["flag2"] or "").split("{", 1)[0].strip()
@@ -107,17 +110,17 @@ def _split(text: str) -> list[_Dump]:
             close()
             header, body = _Dump("mlir", "After", f"{m['who']}: {m['name']}", "", "internal", ""), []
             continue
-        m = _LLVM_RE.match(line)
+        m = _LLVM_RE.match(line) if tail.endswith("***") else None
         if m:
             close()
             header, body = _Dump("llvm", m["when"], m["name"], "", m["scope"], "", bool(m["omitted"])), []
             continue
-        m = _MIR_RE.match(line)
+        m = _MIR_RE.match(line) if tail.endswith(("***", "***:")) else None
         if m:
             close()
             header, body = _Dump("mir", m["when"], m["name"], m["flag"], "machine function", ""), []
             continue
-        m = _LLVM_CG_RE.match(line)
+        m = _LLVM_CG_RE.match(line) if tail.endswith("***") else None
         if m:
             close()
             header, body = _Dump("llvm-cg", m["when"], m["name"], m["flag"], "", ""), []
