@@ -6,24 +6,19 @@ diff between the IR before and after the pass picked.
 """
 from __future__ import annotations
 
-import html
 
 import streamlit as st
 
 from app.backend import services
 from app.components import code_editor
 from inspectors.read import passes
-from inspectors.explain import passdiff
 from inspectors.base import settings as settings_mod
 from inspectors.base import targets
 from inspectors.base.result import CompileRequest
 import kernels
 
-try:                              # the shared diff view (app/render/diff_html.py, inspectors/explain/diff.py)
-    from app.render import diff_html
-    from inspectors.explain import diff as diff_mod
-except ImportError:               # not there: a plain side-by-side of our own below
-    diff_html = diff_mod = None
+from app.render import diff_html                     # the shared diff view (inspectors/explain/diff.py)
+from inspectors.explain import diff as diff_mod
 
 settings = settings_mod.load()
 CHANGED_MARK = {True: "changed", False: "–", None: "?"}
@@ -40,24 +35,8 @@ def _on_kernel():
 @st.cache_data(show_spinner=False, max_entries=32)
 def _diff_html(stage: str, before: str, after: str, ignore_noise: bool, a_label: str, b_label: str
                ) -> tuple[str, str]:
-    if diff_html is not None:
-        d = diff_mod.diff_stage(stage, before, after, ignore_noise)
-        return diff_html.legend_html(d), diff_html.render_diff_html(d, before, after, 3, a_label, b_label)
-    return "", _plain_diff_html(passdiff.diff_rows(before, after), a_label, b_label)
-
-
-def _plain_diff_html(rows, a_label: str, b_label: str) -> str:
-    """Fallback side-by-side (only when the shared diff view is missing): changed rows and
-    3 rows of context, every text escaped."""
-    keep = {i for i, r in enumerate(rows) if r.kind != "equal" for i in range(i - 3, i + 4)}
-    colour = {"change": "#fdf1d6", "add": "#d2f1db", "remove": "#fbd9d9", "equal": "transparent"}
-    body = "".join(
-        f'<tr style="background:{colour[r.kind]}"><td>{r.a or ""}</td><td>{html.escape(r.a_text)}</td>'
-        f'<td>{r.b or ""}</td><td>{html.escape(r.b_text)}</td></tr>'
-        for i, r in enumerate(rows) if i in keep)
-    return (f'<div class="tlens-diff" style="max-height:720px;overflow:auto;font-family:monospace;font-size:12px">'
-            f'<table><tr><th colspan=2>{html.escape(a_label)}</th><th colspan=2>{html.escape(b_label)}</th></tr>'
-            f'{body}</table></div>')
+    d = diff_mod.diff_stage(stage, before, after, ignore_noise)
+    return diff_html.legend_html(d), diff_html.render_diff_html(d, before, after, 3, a_label, b_label)
 
 
 # ---- sidebar: what to compile ----------------------------------------------------------------
@@ -164,8 +143,7 @@ elif not before:
 else:
     noise = st.toggle("Ignore renumbering noise", value=False, key="passes_noise",
                       help="SSA value and register numbers, location aliases, labels do not count as changes.")
-    if diff_html is not None:
-        st.html(diff_html.diff_css())
+    st.html(diff_html.diff_css())
     legend, body = _diff_html(DIFF_STAGE.get(step.stage, "llir"), before, after, noise,
                               f"before #{step.index}", f"after {step.name}")
     if legend:

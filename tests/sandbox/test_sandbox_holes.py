@@ -5,7 +5,6 @@ job whose spinning processes would starve the others. Each attack runs beside a 
 student, whose compile must stay within 3x its time alone (measured in the same run)."""
 import dataclasses
 import json
-import os
 import statistics
 import threading
 import time
@@ -42,19 +41,15 @@ def engine(tmp_path_factory):
     env = {"TLENS_CLASS": "1", "TLENS_WORKSPACE_DIR": str(root / "workspace"),
            "TLENS_TRITON_CACHE_DIR": str(root / "cache" / "triton"), "TLENS_REPRO_DIR": str(root / "cache" / "repro"),
            "TLENS_COMPILE_TIMEOUT": str(SERVER_LIMIT_S)}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    s = dataclasses.replace(settings_mod.load(), workers=2, straggler_s=2.0)
-    assert s.sandbox and s.class_mode and s.compile_timeout_s == SERVER_LIMIT_S
-    eng = Engine(s)
-    assert eng.wait_ready()
-    yield eng
-    eng.close()
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in env.items():
+            mp.setenv(k, v)
+        s = dataclasses.replace(settings_mod.load(), workers=2, straggler_s=2.0)
+        assert s.sandbox and s.class_mode and s.compile_timeout_s == SERVER_LIMIT_S
+        eng = Engine(s)
+        assert eng.wait_ready()
+        yield eng
+        eng.close()
 
 
 def alone_seconds(eng: Engine, runs: int = 2) -> float:
