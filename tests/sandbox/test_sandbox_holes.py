@@ -222,3 +222,29 @@ time.sleep(3600)
     t.join(SERVER_LIMIT_S + 60)
     assert box["result"].error.kind == "timeout"
     assert engine.wait_ready(120)
+
+
+def test_workers_outlive_the_thread_that_started_them(tmp_path, monkeypatch):
+    """bwrap's --die-with-parent fires when the *thread* that started it ends. A server starts its
+    pool from a page's script thread (st.cache_resource) and replacements from compiles' threads,
+    which end with their run: the workers must still be alive after those threads are gone."""
+    monkeypatch.setenv("TLENS_TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    s = dataclasses.replace(settings_mod.load(), workers=1, sandbox=True)
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("engine", Engine(s)))
+    t.start()
+    t.join()
+    eng = box["engine"]
+    try:
+        assert eng.wait_ready(120)
+        t = threading.Thread(target=lambda: box.setdefault("result", eng.compile(
+            CompileRequest(source=VADD, filename="mine.py"), session="user:alice")))   # replaced after it
+        t.start()
+        t.join(120)
+        assert box["result"].ok, box["result"].error
+        time.sleep(1.0)
+        assert eng.wait_ready(120), "a worker died with the thread that started it"
+        r, _ = timed(eng)
+        assert r.ok, r.error
+    finally:
+        eng.close()
