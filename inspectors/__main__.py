@@ -106,8 +106,9 @@ def add_commands(sub) -> None:
     f.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, parser: argparse.ArgumentParser | None = None) -> int:
+    """Parse `argv` (with `parser`: `tlens`'s, which adds `app`) and run the command."""
+    parser = parser or build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:

@@ -56,14 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["app"]:
         # everything after `app` is streamlit's (argparse would take `--server.port` for its own)
         return run_app(argv[1:])
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:
-        return int(e.code or 0)
-    from inspectors.__main__ import run
+    from inspectors.__main__ import main as commands
 
-    return run(args)
+    return commands(argv, build_parser())
 
 
 if __name__ == "__main__":

@@ -96,7 +96,6 @@ class Engine(FairQueue):
         # when that thread finished (a replacement dead before its first job).
         self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-spawn")
         self._cv = threading.Condition()
-        self._jobs = 0
         self._slots: list[Worker | None] = [self._spawn() for _ in range(self.size)]
         self._init_queue()
         self._closed = False
@@ -224,8 +223,6 @@ class Engine(FairQueue):
             return CompileResult(error=CompileError(
                 "usage", f"this request asks for Triton {request.triton_version}, but these workers run "
                 f"Triton {have} (route it through Engines)", request.filename, None), triton_version=have)
-        with self._cv:
-            self._jobs += 1
         # made by the server and held open before the job is sent: what is read back after the
         # job comes through this descriptor, whatever the job renames or links (journal.JobDir)
         try:
