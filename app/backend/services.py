@@ -23,7 +23,8 @@ from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.compile.engine import Engine, Engines
-from inspectors.explain.insight import Insight, analyze, summarize_stage
+from inspectors.explain.insight import Insight, analyze, summarize_stage, unavailable
+from inspectors.explain.insight import of as of_worker
 from inspectors.read import sass, sourcemap
 from inspectors.read.sourcemap import SourceMap
 from inspectors.store.results import ResultCache, key_of
@@ -128,10 +129,12 @@ def _waiting_reporter() -> Callable[[int, float], None]:
     return report
 
 
-# Results made by another version of the worker may lack what this one shows: part of the key.
+# Results made by another version of the worker (or of the analysis it runs) may lack what this
+# one shows: part of the key.
+_INSPECTORS = Path(__file__).resolve().parents[2] / "inspectors"
 _FORMAT = hashlib.sha256(b"".join(
-    (Path(__file__).resolve().parents[2] / "inspectors" / f).read_bytes()
-    for f in ("compile/worker.py", "compile/triton_shim.py", "base/result.py", "base/errors.py"))).hexdigest()[:16]
+    p.read_bytes() for p in sorted(_INSPECTORS.glob("*/*.py"))
+    if p.parent.name in ("base", "read", "explain", "compile"))).hexdigest()[:16]
 
 
 def _error_kind(value: dict) -> str | None:
@@ -157,6 +160,8 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     # while its slot's worker is being replaced (a sandboxed worker ends after its job), and a
     # key with "" in it was a second compile of the same request (across processes, too).
     version = request.triton_version or engines().own or pool.triton_version
+    if not request.analysis_s:       # the worker analyses what it compiled (insight.of reads it)
+        request = dataclasses.replace(request, analysis_s=ANALYSIS_BUDGET_S)
     key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}")
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
@@ -184,7 +189,7 @@ def _result_of(key: str, value: dict) -> CompileResult:
         if hit is not None and hit[0] is value:
             _parsed.move_to_end(key)
             return hit[1]
-    result = CompileResult.from_json(value)
+    result = dataclasses.replace(CompileResult.from_json(value), key=key)
     with _shared_lock:
         _parsed[key] = (value, result)
         while len(_parsed) > _SHARED_ITEMS:
@@ -206,15 +211,15 @@ def stage_text(kernel: KernelResult, stage: str) -> str:
     raise KeyError(f"{kernel.name} has no {stage} stage")
 
 
-_insights: OrderedDict[tuple[int, str], tuple[KernelResult, object]] = OrderedDict()
-_by_digest: OrderedDict[tuple[str, str], object] = OrderedDict()
+_insights: OrderedDict[tuple[int, str], tuple[KernelResult, Insight]] = OrderedDict()
+_by_digest: OrderedDict[tuple[str, str], Insight] = OrderedDict()
 _pending: dict[tuple[str, str], Future] = {}
 
-# The analysis of one kernel (memory ops, source map, resources: parsing every stage, cuobjdump)
-# gets this long before the page is drawn without it. It reads a job's text, untrusted: the
-# readers are linear-time and the text is bounded (inspectors.base.result.bounded), and a
-# kernel whose analysis is still slow shows its stages with a note; the analysis goes on
-# beside and the next run of the page finds it.
+# The worker analyses what it compiles (memory ops, source map, resources, thread map:
+# CompileRequest.analysis_s) within this many seconds, and the server decodes it
+# (insight.of). A kernel the app did not compile in a worker (a cache file, a record saved
+# before the analysis moved there) is analysed here, beside the page, within the same
+# budget: past it the page shows the stages with a note, and the analysis goes on beside.
 ANALYSIS_BUDGET_S = float(os.environ.get("TLENS_ANALYSIS_BUDGET_S") or 20)
 _analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tlens-analysis")
 
@@ -231,51 +236,57 @@ def _digest(kernel: KernelResult) -> str:
     return h.hexdigest()
 
 
-def _analyze(kernel: KernelResult, filename: str):
+def _analyze(kernel: KernelResult, filename: str) -> Insight:
     try:
         return analyze(kernel, dict(kernel.stages), filename)
     except Exception as e:  # noqa: BLE001 - a job's text may be anything: the page shows the stages
-        return _without_analysis(filename, f"the analysis of this kernel failed ({type(e).__name__}: {e})")
+        return unavailable(filename, f"the analysis of this kernel failed ({type(e).__name__}: {e})")
 
 
-def _without_analysis(filename: str, note: str):
-    return Insight((), (), SourceMap(filename, {}), None, None, None, {}, (note,), cut=note)
+_STILL_RUNNING = "The analysis of this kernel took longer than"
 
 
-def _base_insight(kernel: KernelResult, filename: str):
-    """The insight of a kernel: found by identity without hashing it (every script run of every
-    session showing it asks), else by its digest, else computed within ANALYSIS_BUDGET_S."""
+def _analyze_here(kernel: KernelResult, filename: str) -> Insight:
+    """A kernel that came without its worker's analysis: analysed in this process, once per
+    digest, within ANALYSIS_BUDGET_S."""
+    key = (_digest(kernel), filename)
+    with _shared_lock:
+        found = _by_digest.get(key)
+        if found is not None:
+            return found
+        future = _pending.get(key)
+        if future is None:
+            future = _pending[key] = _analysis_pool.submit(_analyze, kernel, filename)
+    try:
+        found = future.result(timeout=ANALYSIS_BUDGET_S)
+    except FutureTimeout:
+        return unavailable(filename, f"{_STILL_RUNNING} {ANALYSIS_BUDGET_S:g} s and was cut: the stages are shown "
+                           "without it; it goes on, rerun the page to see it (TLENS_ANALYSIS_BUDGET_S)")
+    with _shared_lock:
+        _pending.pop(key, None)
+        _by_digest[key] = found
+        while len(_by_digest) > _SHARED_ITEMS:
+            _by_digest.popitem(last=False)
+    return found
+
+
+def _base_insight(kernel: KernelResult, filename: str) -> Insight:
+    """The insight of a kernel: found by identity (every script run of every session showing
+    it asks), else decoded from what its worker sent, else analysed here."""
     ident = (id(kernel), filename)
     with _shared_lock:
         hit = _insights.get(ident)
         if hit is not None and hit[0] is kernel:
             _insights.move_to_end(ident)
             return hit[1]
-    key = (_digest(kernel), filename)
+    found = of_worker(kernel, filename) or _analyze_here(kernel, filename)
+    if found.cut.startswith(_STILL_RUNNING):
+        return found                   # not kept: the next run finds the analysis done beside
     with _shared_lock:
-        base = _by_digest.get(key)
-        future = None
-        if base is None:
-            future = _pending.get(key)
-            if future is None:
-                future = _pending[key] = _analysis_pool.submit(_analyze, kernel, filename)
-    if base is None:
-        try:
-            base = future.result(timeout=ANALYSIS_BUDGET_S)
-        except FutureTimeout:
-            return _without_analysis(filename, f"The analysis of this kernel took longer than {ANALYSIS_BUDGET_S:g} s "
-                                     "and was cut: the stages are shown without it; it goes on, rerun the page to see "
-                                     "it (TLENS_ANALYSIS_BUDGET_S)")
-        with _shared_lock:
-            _pending.pop(key, None)
-            _by_digest[key] = base
-            while len(_by_digest) > _SHARED_ITEMS:
-                _by_digest.popitem(last=False)
-    with _shared_lock:
-        _insights[ident] = (kernel, base)        # the kernel is held: its id is not reused
+        _insights[ident] = (kernel, found)        # the kernel is held: its id is not reused
         while len(_insights) > _SHARED_ITEMS:
             _insights.popitem(last=False)
-    return base
+    return found
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -287,6 +298,7 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     """Source map, memory ops, resources of one kernel. The SASS part of the source map
     is added only when a SASS panel is open (SASS is disassembled on demand), without
     redoing the rest."""
+    filename = kernel.home(filename)     # a kernel written in a library: its own file's lines
     base = _base_insight(kernel, filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base

@@ -52,6 +52,20 @@ def filename() -> str:
     return entry[len(WS):] if entry.startswith(WS) else f"{entry}.py"
 
 
+def project_files(limit: int = 200) -> dict[str, str]:
+    """The workspace's other files, sent with a compile so that they import each other
+    (`from _helpers import block`): this user's workspace only, never another's."""
+    ws, own = workspace(), filename()
+    out = {}
+    for name in ws.names()[:limit]:
+        if name != own:
+            try:
+                out[name] = ws.read(name)
+            except WorkspaceError:
+                continue
+    return out
+
+
 def label(entry: str) -> str:
     if entry == NEW_KERNEL:
         return "＋ New kernel (in the workspace)"

@@ -4,6 +4,12 @@ with the insight panels, read from the cache's files (nothing is compiled again)
 
 Top to bottom: where the kernels come from (a cache folder, or torch.compile), the list,
 and the opened kernel: its card, stage panels, and what they mean.
+
+One run, top to bottom (`caches()` at the end of the file): the title and the compile server
+(`_server_status`), the mode, then either the cache browser (`cache_browser`: the folder,
+`_cache_folder`, and its kernels, `_cache_list`) or torch.compile (`torch_compile`: the function
+and its run, `_tc_run`, the kernels it made or the H100 fixture's, `_tc_kernels` and
+`_gpu_summary`, the one to open, `_tc_open`), and the opened kernel (`render_kernel`).
 """
 from __future__ import annotations
 
@@ -30,8 +36,6 @@ GPU_SUMMARY = ROOT / "benchmarks" / "results" / "gpu_torch_compile.json"
 PAGE_SIZE = 50
 OTHER = "Another folder…"
 
-settings = settings_mod.load()
-
 
 # ---- thin cached wrappers (logic lives in inspectors.store.cache / inspectors.compile.inductor) -------------
 @st.cache_data(show_spinner="Listing kernels…", max_entries=16)
@@ -56,7 +60,7 @@ def _mtime(path: Path) -> float:
         return 0.0
 
 
-def _source_roots() -> tuple[str, ...]:
+def _source_roots(settings: settings_mod.Settings) -> tuple[str, ...]:
     """Where a bare file name in a TTIR (`vector_add.py`, from Triton Lens's own cache) may be."""
     return (str(ROOT / "kernels"), str(settings.workspace_dir))
 
@@ -64,7 +68,7 @@ def _source_roots() -> tuple[str, ...]:
 TC_RUNS_KEPT = 20       # torch.compile run folders kept on disk (the oldest is removed first)
 
 
-def _run_torch_compile(source: str, timeout: float) -> inductor.InductorRun:
+def _run_torch_compile(source: str, timeout: float, settings: settings_mod.Settings) -> inductor.InductorRun:
     """In a subprocess of its own (the user's function never runs in the server), in a fresh
     folder of the server's: nothing of an earlier run, another session's or its own, is there
     for the job to replace, and what the server reads back afterwards is confined to it
@@ -164,18 +168,10 @@ def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
     panels.render_insight(insight, kernel, source_lines)
 
 
-# ---- page --------------------------------------------------------------------------------------
-st.title("Kernels from caches and torch.compile")
-st.caption("Open kernels that Triton already compiled — your Triton cache, a `TRITON_KERNEL_DUMP` folder, a cache "
-           "copied from another machine, or what torch.compile generated — in the stage viewer. Nothing is "
-           "compiled again: every stage comes from the cache's files.")
-_server_status()
-mode = st.radio("Kernels from", ["Cache browser", "torch.compile"], horizontal=True, key="caches_mode")
-
-opened: cache.OpenedKernel | None = None
-
-if mode == "Cache browser":
-    # On a class server the caches hold every student's kernels: only the shared fixture is offered.
+# ---- cache browser -----------------------------------------------------------------------------
+def _cache_folder(settings: settings_mod.Settings) -> Path | None:
+    """The folder picked: a default location, the H100 fixture, or one typed (None: none yet).
+    On a class server the caches hold every student's kernels: only the shared fixture is offered."""
     locations = [] if settings.per_user_workspaces else cache.default_locations(settings.triton_cache_dir)
     if FIXTURE.is_dir():
         locations.append(("torch.compile cache from an H100 (fixture)", FIXTURE / "triton" / "0"))
@@ -184,57 +180,66 @@ if mode == "Cache browser":
     if pick == OTHER:
         typed = st.text_input("Folder path", key="cache_folder",
                               placeholder="~/.triton/cache, /tmp/torchinductor_me/triton/0, a TRITON_DUMP_DIR, a copy")
-        root = Path(typed).expanduser() if typed.strip() else None
-    else:
-        root = locations[labels.index(pick)][1]
+        return Path(typed).expanduser() if typed.strip() else None
+    return locations[labels.index(pick)][1]
+
+
+def _cache_list(root: Path, settings: settings_mod.Settings) -> cache.OpenedKernel | None:
+    """The folder's kernels: searched, a page of them listed, and the one picked opened."""
+    result = _scan(str(root), _mtime(root))
+    if result.error:
+        st.error(result.error)
+    query = st.text_input("Search", key="cache_query", placeholder="kernel name, target, hash, 'partial'…")
+    entries = [e for e in result.entries if e.matches(query)]
+    bad = sum(e.status != "ok" for e in entries)
+    st.caption(f"{len(result.entries)} kernels in `{root}` (listed in {result.seconds * 1000:.0f} ms)"
+               + (f", {result.skipped} other folders skipped" if result.skipped else "")
+               + (f"; {len(entries)} match" if query else "")
+               + (f"; {bad} incomplete or broken" if bad else ""))
+    if not entries:
+        if not result.error:
+            st.info("No kernels here" + (" match the search." if query else "."))
+        return None
+    pages = (len(entries) + PAGE_SIZE - 1) // PAGE_SIZE
+    page = st.number_input(f"Page (of {pages}, {PAGE_SIZE} a page)", min_value=1, max_value=pages,
+                           value=1, key="cache_page") if pages > 1 else 1
+    shown = entries[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    st.dataframe([{"kernel": e.name or "?", "target": e.target or "?", "warps": e.num_warps,
+                   "stages": e.num_stages, "compiled": datetime.fromtimestamp(e.mtime).strftime("%Y-%m-%d %H:%M")
+                   if e.mtime else "", "size": f"{e.size / 1024:.0f} KiB",
+                   "status": e.status if e.status == "ok" else f"{e.status}: {e.problem}",
+                   "kind": e.kind, "folder": e.key} for e in shown], hide_index=True, width="stretch")
+    options = [None] + [e.path for e in shown]
+    by_path = {e.path: e for e in shown}
+    chosen_path = st.selectbox(
+        "Open a kernel", options, key="cache_pick",
+        format_func=lambda p: "—" if p is None else
+        f"{by_path[p].name or '?'} · {by_path[p].target or '?'} · {by_path[p].key[:12]}"
+        + ("" if by_path[p].status == "ok" else f" · {by_path[p].status}"))
+    if not chosen_path:
+        return None
+    entry = by_path[chosen_path]
+    try:
+        return _open(chosen_path, entry.mtime, _source_roots(settings))
+    except (OSError, ValueError) as e:
+        st.error(f"Cannot open {entry.key}: {e}")
+        return None
+
+
+def cache_browser(settings: settings_mod.Settings) -> cache.OpenedKernel | None:
+    root = _cache_folder(settings)
     if root is None:
         st.info("Type the path of a Triton cache, a dump folder, a torch.compile cache, or one kernel's folder.")
     elif not root.is_dir():
         st.error(f"{root} is not a folder on this machine.")
     else:
-        result = _scan(str(root), _mtime(root))
-        if result.error:
-            st.error(result.error)
-        query = st.text_input("Search", key="cache_query", placeholder="kernel name, target, hash, 'partial'…")
-        entries = [e for e in result.entries if e.matches(query)]
-        bad = sum(e.status != "ok" for e in entries)
-        st.caption(f"{len(result.entries)} kernels in `{root}` (listed in {result.seconds * 1000:.0f} ms)"
-                   + (f", {result.skipped} other folders skipped" if result.skipped else "")
-                   + (f"; {len(entries)} match" if query else "")
-                   + (f"; {bad} incomplete or broken" if bad else ""))
-        if entries:
-            pages = (len(entries) + PAGE_SIZE - 1) // PAGE_SIZE
-            page = st.number_input(f"Page (of {pages}, {PAGE_SIZE} a page)", min_value=1, max_value=pages,
-                                   value=1, key="cache_page") if pages > 1 else 1
-            shown = entries[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
-            st.dataframe([{"kernel": e.name or "?", "target": e.target or "?", "warps": e.num_warps,
-                           "stages": e.num_stages, "compiled": datetime.fromtimestamp(e.mtime).strftime("%Y-%m-%d %H:%M")
-                           if e.mtime else "", "size": f"{e.size / 1024:.0f} KiB",
-                           "status": e.status if e.status == "ok" else f"{e.status}: {e.problem}",
-                           "kind": e.kind, "folder": e.key} for e in shown], hide_index=True, width="stretch")
-            options = [None] + [e.path for e in shown]
-            by_path = {e.path: e for e in shown}
-            chosen_path = st.selectbox(
-                "Open a kernel", options, key="cache_pick",
-                format_func=lambda p: "—" if p is None else
-                f"{by_path[p].name or '?'} · {by_path[p].target or '?'} · {by_path[p].key[:12]}"
-                + ("" if by_path[p].status == "ok" else f" · {by_path[p].status}"))
-            if chosen_path:
-                entry = by_path[chosen_path]
-                try:
-                    opened = _open(chosen_path, entry.mtime, _source_roots())
-                except (OSError, ValueError) as e:
-                    st.error(f"Cannot open {entry.key}: {e}")
-        elif not result.error:
-            st.info("No kernels here" + (" match the search." if query else "."))
+        return _cache_list(root, settings)
+    return None
 
-else:
-    gpu = inductor.gpu_probe()
-    if not gpu:
-        st.warning("**No GPU on this machine.** torch.compile mode needs an NVIDIA GPU: Inductor writes Triton "
-                   "kernels only for GPU tensors (on the CPU it writes C++). You can still open caches copied from "
-                   "a GPU machine — below, the one `benchmarks/gpu_torch_compile.py` made on an H100 from these "
-                   "same examples, or any folder in the cache browser.")
+
+# ---- torch.compile -----------------------------------------------------------------------------
+def _tc_run(settings: settings_mod.Settings, gpu: bool) -> inductor.InductorRun | None:
+    """The example's function file, Run (a GPU only), and the session's last run (its error shown)."""
     example = st.selectbox("Example", list(inductor.EXAMPLES), key="tc_example",
                            format_func=lambda n: n.replace("_", " "))
     if st.session_state.get("tc_loaded") != example:
@@ -246,7 +251,8 @@ else:
                             help=None if gpu else "needs an NVIDIA GPU")
     if run_clicked:
         with st.status("torch.compile in a worker process…", expanded=False) as status:
-            run = _run_torch_compile(st.session_state["tc_source"], max(120.0, 2 * settings.compile_timeout_s))
+            run = _run_torch_compile(st.session_state["tc_source"], max(120.0, 2 * settings.compile_timeout_s),
+                                     settings)
             status.update(label="Compiled" if run.ok else "torch.compile failed",
                           state="complete" if run.ok else "error")
         st.session_state["tc_run_result"] = run
@@ -256,56 +262,98 @@ else:
         if run.error.get("detail"):
             with st.expander("Details"):
                 st.code(run.error["detail"], language=None)
+    return run
+
+
+def _gpu_summary() -> None:
+    """What `benchmarks/gpu_torch_compile.py` measured on a GPU machine for the same examples."""
+    summary = json.loads(GPU_SUMMARY.read_text())
+    def spread(r, key):
+        s = (r.get("timing") or {}).get(key)
+        return f"{s['p20_ms']:.4f}–{s['p80_ms']:.4f}" if s else None
+    gpu = any((r.get("timing") or {}).get("compiled_gpu") for r in summary.get("examples", {}).values())
+    rows = [{"example": name, "kernels": ", ".join(k["name"] for k in r.get("kernels", ())),
+             ("eager ms (GPU)" if gpu else "eager ms"): r.get("eager_ms"),
+             ("compiled ms (GPU)" if gpu else "compiled ms"): r.get("compiled_ms"),
+             "compiled p20–p80 ms": spread(r, "compiled_gpu" if gpu else "compiled"),
+             "compiled per call from Python ms": (r["timing"]["compiled"]["median_ms"]
+                                                  if gpu and r.get("timing") else None),
+             "max |compiled − eager|": r.get("max_abs_diff")}
+            for name, r in summary.get("examples", {}).items()]
+    st.markdown(f"**From a GPU machine:** {summary.get('gpu')}, torch {summary.get('torch')}, "
+                f"Triton {summary.get('triton')} (`{GPU_SUMMARY.relative_to(ROOT)}`)")
+    st.dataframe(rows, hide_index=True, width="stretch")
+
+
+def _tc_kernels(run: inductor.InductorRun | None) -> tuple[tuple, Path]:
+    """The kernels of a good run (with its timing), else the H100 fixture's (with its GPU's figures).
+    (The kernels, the Inductor folder they are in.)"""
     if run is not None and run.ok:
         kernels = run.kernels
-        inductor_dir = Path(run.inductor_dir)
         st.success(f"{len(kernels)} Triton kernel(s) on {run.gpu} · max |compiled − eager| = {run.max_abs_diff:.2e}")
         if run.timing:
             _timing_rows(run.timing)
-    else:
-        inductor_dir = FIXTURE
-        kernels = _collect(str(FIXTURE), _mtime(FIXTURE)) if FIXTURE.is_dir() else ()
-        if GPU_SUMMARY.exists():
-            summary = json.loads(GPU_SUMMARY.read_text())
-            def spread(r, key):
-                s = (r.get("timing") or {}).get(key)
-                return f"{s['p20_ms']:.4f}–{s['p80_ms']:.4f}" if s else None
-            gpu = any((r.get("timing") or {}).get("compiled_gpu") for r in summary.get("examples", {}).values())
-            rows = [{"example": name, "kernels": ", ".join(k["name"] for k in r.get("kernels", ())),
-                     ("eager ms (GPU)" if gpu else "eager ms"): r.get("eager_ms"),
-                     ("compiled ms (GPU)" if gpu else "compiled ms"): r.get("compiled_ms"),
-                     "compiled p20–p80 ms": spread(r, "compiled_gpu" if gpu else "compiled"),
-                     "compiled per call from Python ms": (r["timing"]["compiled"]["median_ms"]
-                                                          if gpu and r.get("timing") else None),
-                     "max |compiled − eager|": r.get("max_abs_diff")}
-                    for name, r in summary.get("examples", {}).items()]
-            st.markdown(f"**From a GPU machine:** {summary.get('gpu')}, torch {summary.get('torch')}, "
-                        f"Triton {summary.get('triton')} (`{GPU_SUMMARY.relative_to(ROOT)}`)")
-            st.dataframe(rows, hide_index=True, width="stretch")
-    if kernels:
-        st.dataframe([{"kernel": k.name, "kind": k.category, "fuses (FX nodes)": k.fused_ops,
-                       "ATen ops": ", ".join(k.aten_ops), "configs compiled": len(k.cache_entries),
-                       "loads": k.meta.get("num_load"), "stores": k.meta.get("num_store"),
-                       "reductions": k.meta.get("num_reduction")} for k in kernels],
-                      hide_index=True, width="stretch")
-        choices = [None] + [(k.name, e) for k in kernels for e in k.cache_entries]
-        pick = st.selectbox("Open a kernel", range(len(choices)), key="tc_pick",
-                            format_func=lambda i: "—" if i == 0 else
-                            f"{choices[i][0]} · config {Path(choices[i][1]).name[:12]}")
-        if pick:
-            path = Path(choices[pick][1])
-            try:
-                opened = _open(str(path), _mtime(path), (str(inductor_dir),),
-                               str(inductor_dir.parent) if run is not None and run.ok else "")
-            except (OSError, ValueError) as e:
-                st.error(f"Cannot open {path}: {e}")
+        return kernels, Path(run.inductor_dir)
+    kernels = _collect(str(FIXTURE), _mtime(FIXTURE)) if FIXTURE.is_dir() else ()
+    if GPU_SUMMARY.exists():
+        _gpu_summary()
+    return kernels, FIXTURE
+
+
+def _tc_open(kernels, inductor_dir: Path, run: inductor.InductorRun | None) -> cache.OpenedKernel | None:
+    """The kernels in a table and the config picked opened (a run's read confined to its folder)."""
+    st.dataframe([{"kernel": k.name, "kind": k.category, "fuses (FX nodes)": k.fused_ops,
+                   "ATen ops": ", ".join(k.aten_ops), "configs compiled": len(k.cache_entries),
+                   "loads": k.meta.get("num_load"), "stores": k.meta.get("num_store"),
+                   "reductions": k.meta.get("num_reduction")} for k in kernels],
+                 hide_index=True, width="stretch")
+    choices = [None] + [(k.name, e) for k in kernels for e in k.cache_entries]
+    pick = st.selectbox("Open a kernel", range(len(choices)), key="tc_pick",
+                        format_func=lambda i: "—" if i == 0 else
+                        f"{choices[i][0]} · config {Path(choices[i][1]).name[:12]}")
+    if not pick:
+        return None
+    path = Path(choices[pick][1])
+    try:
+        return _open(str(path), _mtime(path), (str(inductor_dir),),
+                     str(inductor_dir.parent) if run is not None and run.ok else "")
+    except (OSError, ValueError) as e:
+        st.error(f"Cannot open {path}: {e}")
+        return None
+
+
+def torch_compile(settings: settings_mod.Settings) -> cache.OpenedKernel | None:
+    gpu = inductor.gpu_probe()
+    if not gpu:
+        st.warning("**No GPU on this machine.** torch.compile mode needs an NVIDIA GPU: Inductor writes Triton "
+                   "kernels only for GPU tensors (on the CPU it writes C++). You can still open caches copied from "
+                   "a GPU machine — below, the one `benchmarks/gpu_torch_compile.py` made on an H100 from these "
+                   "same examples, or any folder in the cache browser.")
+    run = _tc_run(settings, gpu)
+    kernels, inductor_dir = _tc_kernels(run)
+    opened = _tc_open(kernels, inductor_dir, run) if kernels else None
     bench = ROOT / "app" / "views" / "benchmark.py"
     if bench.exists():
         try:
             st.page_link("views/benchmark.py", label="Time compiled vs eager in the benchmark page", icon="⏱")
         except Exception:  # noqa: BLE001 - the page may not be registered yet
             st.caption("Compiled vs eager timing: see the benchmark page.")
+    return opened
 
-if opened is not None:
-    st.divider()
-    render_kernel(opened, "cache" if mode == "Cache browser" else "tc")
+
+# ---- page --------------------------------------------------------------------------------------
+def caches() -> None:
+    settings = settings_mod.load()
+    st.title("Kernels from caches and torch.compile")
+    st.caption("Open kernels that Triton already compiled — your Triton cache, a `TRITON_KERNEL_DUMP` folder, a "
+               "cache copied from another machine, or what torch.compile generated — in the stage viewer. Nothing "
+               "is compiled again: every stage comes from the cache's files.")
+    _server_status()
+    mode = st.radio("Kernels from", ["Cache browser", "torch.compile"], horizontal=True, key="caches_mode")
+    opened = cache_browser(settings) if mode == "Cache browser" else torch_compile(settings)
+    if opened is not None:
+        st.divider()
+        render_kernel(opened, "cache" if mode == "Cache browser" else "tc")
+
+
+caches()

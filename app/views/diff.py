@@ -7,6 +7,11 @@ while the other's stages are compared).
 
 Top to bottom: what to compare, the launch, the delta table (its headline first:
 "loads v1 → v4, registers 26 → 18"), then one stage's diff with noise ignored or not.
+
+One run, top to bottom (`compare()` at the end of the file): the title, the mode
+(`pick_mode`), the pair, from the history (`_from_history`) or compiled here from two option sets
+or Triton versions (`_from_options`, its compiles in `_build`), then the pair shown (`_show`):
+the launch (`_pick_launch`), the delta table (`_delta_table`) and one stage's diff (`_stage_diff`).
 """
 from __future__ import annotations
 
@@ -24,23 +29,24 @@ from inspectors.explain.versions import version_headline, version_notes
 from inspectors.store import history
 from inspectors.base import stages
 from inspectors.base import targets
-from inspectors.base.result import CompileRequest
+from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.store.workspace import WorkspaceError
 import kernels
 
 WARPS = [None, 1, 2, 4, 8, 16, 32]
 STAGE_COUNTS = [None, 1, 2, 3, 4, 5]
 EXPLORER = "explorer"
-
-st.html(diff_html.diff_css())
-st.title("Compare")
-
 MODES = {"history": "Two compiles from the history", "options": "One kernel, two option sets",
          "versions": "One kernel, two Triton versions"}
-modes = ["history", "options"] + (["versions"] if len(services.triton_versions()) > 1 else [])
-if st.session_state.get("cmp-mode") not in modes or st.session_state.get("compare_pick"):
-    st.session_state["cmp-mode"] = "history"
-mode = st.segmented_control("What to compare", modes, key="cmp-mode", format_func=MODES.get) or "history"
+
+
+def pick_mode() -> str:
+    """History, option sets or (with extra Triton versions set up) versions; the explorer's
+    "Compare with previous" (its pick waiting in the session) lands on the history."""
+    modes = ["history", "options"] + (["versions"] if len(services.triton_versions()) > 1 else [])
+    if st.session_state.get("cmp-mode") not in modes or st.session_state.get("compare_pick"):
+        st.session_state["cmp-mode"] = "history"
+    return st.segmented_control("What to compare", modes, key="cmp-mode", format_func=MODES.get) or "history"
 
 
 def _swap():
@@ -139,7 +145,41 @@ def _default_versions(mode: str) -> None:
         st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
 
 
+def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
+    """Build A and B: the kernel compiled with each option set (None, and the error shown, if
+    either fails)."""
+    try:
+        text, filename = _source_of(st.session_state["opt-src"])
+    except (WorkspaceError, OSError) as e:
+        st.error(str(e))
+        return None
+    pair = []
+    for side in ("a", "b"):
+        try:
+            constexprs = panels.parse_overrides(st.session_state[f"opt-{side}-constexprs"])
+        except ValueError as e:
+            st.error(f"{side.upper()}: constexpr overrides: {e}")
+            return None
+        request = CompileRequest(source=text, filename=filename, target=st.session_state[f"opt-{side}-target"],
+                                 num_warps=st.session_state[f"opt-{side}-warps"],
+                                 num_stages=st.session_state[f"opt-{side}-stages"],
+                                 constexprs=constexprs, sass=False,
+                                 triton_version=st.session_state.get(f"opt-{side}-triton", "")
+                                 if len(services.triton_versions()) > 1 else "")
+        with st.spinner(f"Compiling {side.upper()}" + (f" with Triton {request.triton_version}…"
+                                                       if request.triton_version else "…")):
+            result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
+        if result.error and result.partial and request.triton_version:
+            st.warning(f"{side.upper()} (Triton {result.triton_version}): {result.error.headline()}")
+        elif not result.ok:
+            st.error(f"{side.upper()}: {result.error.headline()}")
+            return None
+        pair.append(history.new_record(filename, request, result, {}))
+    return tuple(pair)
+
+
 def _from_options(mode: str):
+    """One kernel, two option sets (or Triton versions): the last pair built in this mode."""
     _default_versions(mode)
     choices = _source_choices()
     if st.session_state.get("opt-src") not in choices:
@@ -149,34 +189,10 @@ def _from_options(mode: str):
     _option_set("a", ca)
     _option_set("b", cb)
     if st.button("Build A and B", type="primary", key="opt-build"):
-        try:
-            text, filename = _source_of(st.session_state["opt-src"])
-        except (WorkspaceError, OSError) as e:
-            st.error(str(e))
+        pair = _build()
+        if pair is None:
             return None
-        pair = []
-        for side in ("a", "b"):
-            try:
-                constexprs = panels.parse_overrides(st.session_state[f"opt-{side}-constexprs"])
-            except ValueError as e:
-                st.error(f"{side.upper()}: constexpr overrides: {e}")
-                return None
-            request = CompileRequest(source=text, filename=filename, target=st.session_state[f"opt-{side}-target"],
-                                     num_warps=st.session_state[f"opt-{side}-warps"],
-                                     num_stages=st.session_state[f"opt-{side}-stages"],
-                                     constexprs=constexprs, sass=False,
-                                     triton_version=st.session_state.get(f"opt-{side}-triton", "")
-                                     if len(services.triton_versions()) > 1 else "")
-            with st.spinner(f"Compiling {side.upper()}" + (f" with Triton {request.triton_version}…"
-                                                           if request.triton_version else "…")):
-                result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
-            if result.error and result.partial and request.triton_version:
-                st.warning(f"{side.upper()} (Triton {result.triton_version}): {result.error.headline()}")
-            elif not result.ok:
-                st.error(f"{side.upper()}: {result.error.headline()}")
-                return None
-            pair.append(history.new_record(filename, request, result, {}))
-        st.session_state[f"opt-pair-{mode}"] = tuple(pair)
+        st.session_state[f"opt-pair-{mode}"] = pair
     return st.session_state.get(f"opt-pair-{mode}")
 
 
@@ -187,23 +203,26 @@ def _diff_html(stage: str, a: str, b: str, ignore_noise: bool, context: int | No
     return diff_html.legend_html(d), diff_html.render_diff_html(d, a, b, context, a_label, b_label), d.summary()
 
 
-def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
-    ka_all, kb_all = rec_a.result.kernels, rec_b.result.kernels
+def _pick_launch(ka_all: list[KernelResult], kb_all: list[KernelResult]) -> int | None:
+    """Which launch i of A is compared with launch i of B (None when either has none)."""
     n = min(len(ka_all), len(kb_all))
     if n == 0:
         st.warning("One of the two compiles has no kernels.")
-        return
+        return None
     if len(ka_all) != len(kb_all):
         st.caption(f"A has {len(ka_all)} launches, B has {len(kb_all)}: launch i is compared with launch i.")
     if max(len(ka_all), len(kb_all)) > 1:
         if st.session_state.get("cmp-launch", 0) >= n:
             st.session_state["cmp-launch"] = 0
-        i = st.selectbox("Launch", range(n), key="cmp-launch",
-                         format_func=lambda i: f"{i + 1}. {ka_all[i].label} — " + ", ".join(
-                             a.describe() for a in ka_all[i].args if a.type != "constexpr")[:140])
-    else:
-        i = 0
-    ka, kb = ka_all[i], kb_all[i]
+        return st.selectbox("Launch", range(n), key="cmp-launch",
+                            format_func=lambda i: f"{i + 1}. {ka_all[i].label} — " + ", ".join(
+                                a.describe() for a in ka_all[i].args if a.type != "constexpr")[:140])
+    return 0
+
+
+def _delta_table(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
+                 ka: KernelResult, kb: KernelResult) -> None:
+    """The headline (and what only a version change explains), then the figures of A and B."""
     with_sass = ["sass"] if ka.cubin and kb.cubin else []
     ia = services.insight(ka, list(ka.stages) + with_sass, rec_a.request.filename)
     ib = services.insight(kb, list(kb.stages) + with_sass, rec_b.request.filename)
@@ -229,6 +248,10 @@ def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
                  column_config={"": st.column_config.TextColumn(width=24),
                                 "group": st.column_config.TextColumn(width="small")})
 
+
+def _stage_diff(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
+                ka: KernelResult, kb: KernelResult) -> None:
+    """One stage both have, its diff with noise ignored or not, three lines of context or all."""
     common = [s.name for s in sorted(stages.STAGES, key=lambda s: s.order)
               if s.name in ka.stage_names() and s.name in kb.stage_names()]
     if st.session_state.get("cmp-stage") not in common:
@@ -253,8 +276,25 @@ def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
     st.html(body)
 
 
-if mode == "history":
-    st.session_state.pop("opt-entered", None)
-pair = _from_history() if mode == "history" else _from_options(mode)
-if pair:
-    _show(*pair)
+def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
+    ka_all, kb_all = rec_a.result.kernels, rec_b.result.kernels
+    i = _pick_launch(ka_all, kb_all)
+    if i is None:
+        return
+    ka, kb = ka_all[i], kb_all[i]
+    _delta_table(rec_a, rec_b, ka, kb)
+    _stage_diff(rec_a, rec_b, ka, kb)
+
+
+def compare() -> None:
+    st.html(diff_html.diff_css())
+    st.title("Compare")
+    mode = pick_mode()
+    if mode == "history":
+        st.session_state.pop("opt-entered", None)
+    pair = _from_history() if mode == "history" else _from_options(mode)
+    if pair:
+        _show(*pair)
+
+
+compare()

@@ -189,6 +189,7 @@ def compile_request(settings) -> CompileRequest | None:
         signature=ss[keys.SIGNATURE].strip() or None,
         max_output_bytes=settings.max_output_bytes,
         sass=False,          # disassembled when a SASS panel is opened (~0.35 s per kernel)
+        files=files.project_files(),      # the workspace's other files: importable
         triton_version=ss.get(keys.TRITON, "") if len(services.triton_versions()) > 1 else "",
     )
 

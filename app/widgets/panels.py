@@ -58,6 +58,15 @@ def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label
                                         kernel_name=kernel_name or None))
 
 
+def short_path(path: str) -> str:
+    """`…/site-packages/liger_kernel/ops/rms_norm.py` -> `liger_kernel/ops/rms_norm.py`; another
+    path keeps its last three parts."""
+    for marker in ("/site-packages/", "/dist-packages/"):
+        if marker in path:
+            return path.rsplit(marker, 1)[1]
+    return "/".join(path.split("/")[-3:])
+
+
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
                        on_follow: Callable[[int], None] | None = None, triton_version: str = "",
                        calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None) -> None:
@@ -84,6 +93,8 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
                       for n, p in sorted((py_lines or {}).items()))
     heat_key = ",".join(f"{n}:{h:.5f}" for n, h in sorted((heat or {}).items()))
     label = f"{stage.label} · Triton {triton_version}" if triton_version else None
+    if stage.name == "source" and kernel.source_path:      # written in a library or a module beside the file
+        label = f"{label or stage.label} · {short_path(kernel.source_path)}"
     blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key, kernel.name)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 

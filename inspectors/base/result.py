@@ -61,6 +61,13 @@ class KernelResult:
     cubin: str = ""              # base64 of the cubin (CUDA targets): SASS on demand, resources
     passes: tuple = ()           # PassStep per pass, when the request asked for pass_dump
     error: CompileError | None = None   # a stage failed: `stages` holds those made before it
+    analysis: dict = field(default_factory=dict)   # the worker's insight.Insight, as codec.to_plain made it
+    source_path: str = ""        # where the kernel is written when not in the user's file (a library,
+                                 # a module beside it), as its line info spells it; stages["source"] is that file
+
+    def home(self, filename: str) -> str:
+        """The file the kernel's line info maps to: its own file, else the user's `filename`."""
+        return self.source_path or filename
 
     @property
     def partial(self) -> bool:
@@ -94,6 +101,7 @@ class CompileResult:
     output: str = ""             # what the user's code printed (tail, capped)
     triton_version: str = ""
     seconds: float = 0.0
+    key: str = ""                # the result cache's key for it, once the app has cached it
 
     @property
     def ok(self) -> bool:
@@ -111,6 +119,7 @@ class CompileResult:
             "output": self.output,
             "triton_version": self.triton_version,
             "seconds": self.seconds,
+            **({"key": self.key} if self.key else {}),
         }
 
     @classmethod
@@ -121,6 +130,7 @@ class CompileResult:
             output=d.get("output", ""),
             triton_version=d.get("triton_version", ""),
             seconds=d.get("seconds", 0.0),
+            key=d.get("key", ""),
         )
 
 
@@ -140,6 +150,9 @@ class CompileRequest:
     max_output_bytes: int = 65536
     sass: bool = True                  # disassemble in the worker (the app asks lazily instead)
     pass_dump: bool = False            # also return the IR after every MLIR/LLVM pass (KernelResult.passes)
+    files: dict = field(default_factory=dict)   # the project's other files: relative path -> text (importable)
+    package: str = ""                  # the file's package, for its relative imports ("mypkg.ops")
+    analysis_s: float = 0.0            # > 0: the worker analyses each kernel (KernelResult.analysis), for at most this long
     triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.versions)
 
     def to_json(self) -> dict:
@@ -193,6 +206,7 @@ def bounded(result: CompileResult) -> CompileResult:
                                 bound_text(p.ir), p.lines) for p in k.passes)
         kernels.append(KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
                                     k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
-                                    str(k.cubin), passes, err(k.error)))
+                                    str(k.cubin), passes, err(k.error),
+                                    k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096]))
     return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
                          str(result.triton_version)[:100], result.seconds)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from inspectors.base import sandbox
+from inspectors.base import proclimits, sandbox
 from inspectors.bench import model as bench
 from inspectors.bench.model import BenchError, BenchRequest, BenchResult, Row
 
@@ -240,15 +240,6 @@ def probe(timeout: float = 120) -> dict:
 
 # -- the worker's side -----------------------------------------------------------------------------
 
-def _limit_memory() -> None:
-    """The compile worker's address-space cap, on machines without a GPU only (CUDA maps
-    huge virtual ranges)."""
-    import resource
-    mb = int(os.environ.get("TLENS_WORKER_MEMORY_MB", "8192"))
-    if mb > 0:
-        resource.setrlimit(resource.RLIMIT_AS, (mb * 2**20, mb * 2**20))
-
-
 def _probe_main(out) -> None:
     import torch
     gpus = []
@@ -278,7 +269,7 @@ def main(argv: list[str]) -> None:
     import torch   # noqa: F401 - before triton: decides whether this run may time at all
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"     # read by @triton.jit when the kernel file is imported
-        _limit_memory()
+        proclimits.limit_memory()
         from inspectors.compile import triton_shim
         triton_shim.fix_interpreter()            # Triton 3.6 with numpy >= 2.4 (see the shim)
     # The process side only: torch and triton never load in the server, which imports this

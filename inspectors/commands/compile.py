@@ -12,6 +12,8 @@ from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import error_json, fail
 from inspectors.compile.engine import Engine, Engines
 from inspectors.explain.insight import analyze
+from inspectors.store import project
+from inspectors.explain.insight import of as of_worker
 
 
 def cmd_compile(args) -> int:
@@ -27,10 +29,12 @@ def cmd_compile(args) -> int:
         source = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return fail(CompileError("usage", f"cannot read {args.file}: {e}", str(args.file)), args.json)
+    files, package = project.project_of(args.file)    # its package and the files beside it: importable
     request = CompileRequest(source=source, filename=args.file.name, target=target, kernel=args.kernel,
                              num_warps=args.num_warps, num_stages=args.num_stages,
                              constexprs=dict(args.constexpr), signature=args.signature,
-                             max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "")
+                             max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "",
+                             analysis_s=60.0 if args.json else 0.0, files=files, package=package)
     engine = Engines(settings, workers=1) if args.triton else Engine(settings)
     try:
         result = engine.compile(request, timeout=args.timeout)
@@ -53,8 +57,8 @@ def _json(result: CompileResult, filename: str) -> dict:
     memory_ops, source_map (line numbers are 1-based lines of the stage texts)."""
     kernels = []
     for kernel in result.kernels:
-        data = {k: v for k, v in kernel.to_json().items() if k != "cubin"}
-        data.update(analyze(kernel, kernel.stages, filename).to_json())
+        data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
+        data.update((of_worker(kernel, filename) or analyze(kernel, kernel.stages, filename)).to_json())
         kernels.append(data)
     return {"kernels": kernels, "output": result.output,
             "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}

@@ -247,6 +247,8 @@ class Engine(FairQueue):
             reply = self._await_reply(worker, timeout)
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
+            if isinstance(reply, dict) and reply.pop("_tainted", False):
+                worker.clean = False       # the file replaced some of the worker's own code: not reused
         except queue.Empty:
             worker.stop()
             tail = _output_tail(job)
@@ -286,6 +288,8 @@ class Engine(FairQueue):
                 kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
             return bounded(CompileResult(kernels=kernels if stage else (), error=error,
                                          triton_version=self.triton_version, seconds=time.perf_counter() - started))
+        if not worker.sandboxed and not worker.clean:
+            self._replace(slot, wait=False)
         if worker.sandboxed:
             # Nothing of a user's code may reach the next job: a fresh sandbox after it. A worker
             # that has run only the library's own, unedited files has run only our code: it stays

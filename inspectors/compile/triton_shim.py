@@ -144,12 +144,16 @@ def _patch_autotuner(recorder: LaunchRecorder):
     original = autotuner.Autotuner.run
 
     def run_every_config(self, *args, **kwargs):
-        configs = self.prune_configs(kwargs) if hasattr(self, "prune_configs") else self.configs
+        # as Triton's run: arguments by name (early_config_prune reads them), best_config set after
+        self.nargs = dict(zip(self.arg_names, args))
+        configs = self.prune_configs(kwargs) if len(self.configs) > 1 else self.configs
         for i, config in enumerate(configs):
             recorder._label_prefix = f"autotune config {i + 1}/{len(configs)}: {config}"
             merged = {**kwargs, **config.all_kwargs()}
             self.fn.run(*args, **merged)
         recorder._label_prefix = ""
+        # nothing is timed here: the first surviving config stands for the choice (libraries read it)
+        self.best_config = configs[0]
     autotuner.Autotuner.run = run_every_config
     return original
 

@@ -15,6 +15,7 @@ Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import re
@@ -24,44 +25,18 @@ import traceback
 from contextlib import nullcontext
 from pathlib import Path
 
+from inspectors.base import proclimits
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
-from inspectors.compile import journal
+from inspectors.compile import analysis, journal, loading
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
 
 # An MLIR diagnostic printed by Triton's passes, e.g.
 # /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
 _MLIR_DIAG_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
-
-
-class _JobError(Exception):
-    def __init__(self, error: CompileError):
-        self.error = error
-
-
-def _user_line_from_tb(tb, path: str) -> int | None:
-    line = None
-    for frame, lineno in traceback.walk_tb(tb):
-        if frame.f_code.co_filename == path:
-            line = lineno
-    return line
-
-
-def _compilation_error_line(exc, file_text: str) -> int | None:
-    """CompilationError carries the failing function's source (`exc.src`, starting at
-    its `def` line) and an AST node whose lineno is relative to it."""
-    node, src = getattr(exc, "node", None), getattr(exc, "src", None)
-    if node is None or not src or not hasattr(node, "lineno"):
-        return None
-    first = src.splitlines()[0]
-    lines = file_text.splitlines()
-    for i, text in enumerate(lines):
-        if text.strip() == first.strip():
-            return i + node.lineno
-    return None
 
 
 def _tail(path: Path, limit: int) -> str:
@@ -100,36 +75,6 @@ class _Captured:
         return False
 
 
-def _load_module(path: Path, text: str, name: str):
-    """Execute the kernel file as a fresh module (never cached between jobs).
-
-    The code is compiled under its bare file name and run with the job folder as the
-    working directory, so `inspect` still finds the source while every stage names
-    `vector_add.py` rather than a scratch path: `loc("vector_add.py":8:16)`,
-    `.file 1 "vector_add.py"`. Two compiles of the same file then differ only where
-    the compiler's output does."""
-    import linecache
-    import types
-    # linecache keys on the bare name; an edit of the same size within the same second
-    # would otherwise hand Triton the previous job's lines.
-    linecache.cache.pop(path.name, None)
-    try:
-        code = compile(text, path.name, "exec")
-    except SyntaxError as e:
-        raise _JobError(CompileError("syntax", f"{e.msg}", path.name, e.lineno,
-                                     "".join(traceback.format_exception_only(e)))) from None
-    module = types.ModuleType(name)
-    module.__file__ = path.name
-    sys.modules[name] = module
-    try:
-        exec(code, module.__dict__)
-    except BaseException as e:  # noqa: BLE001 - user code may raise anything, even SystemExit
-        raise _JobError(CompileError("runtime", f"importing the file raised {type(e).__name__}: {e}",
-                                     path.name, _user_line_from_tb(e.__traceback__, path.name),
-                                     traceback.format_exc())) from None
-    return module
-
-
 def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     import torch
     import triton
@@ -150,32 +95,34 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     if base:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
         os.environ["TRITON_CACHE_DIR"] = os.path.join(base, "by-file", safe)
-    saved_cwd, saved_modules = os.getcwd(), set(sys.modules)
+    saved_cwd, saved_modules, saved_path = os.getcwd(), set(sys.modules), list(sys.path)
     saved_device = torch.get_default_device()
     kernels: list[KernelResult] = []
     error = None
     try:
         os.chdir(job_dir)
+        loading.write_project(job_dir, {rel: text for rel, text in req.files.items() if job_dir / rel != path})
+        sys.path.insert(0, str(job_dir))       # the user's project (req.files): their imports
         try:
             target = parse_target(req.target)
         except TargetError as e:
-            raise _JobError(CompileError("usage", str(e))) from None
+            raise loading.JobError(CompileError("usage", str(e))) from None
         backend_name = {"cuda": "nvidia", "hip": "amd"}[target.backend]
         if target.backend not in shim.supported_backends():
-            raise _JobError(CompileError("usage", f"unsupported target {req.target}: this Triton "
+            raise loading.JobError(CompileError("usage", f"unsupported target {req.target}: this Triton "
                                          f"({triton.__version__}) has no {backend_name} backend"))
         gtarget = shim.gpu_target(target)
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
-            module = _load_module(path, req.source, modname)
+            module = loading.load_module(path, req.source, modname, req.package)
             jitted = shim.jit_functions(module)
-            if not jitted:
-                raise _JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}", filename, None))
+            if not jitted and (req.signature or not callable(getattr(module, "example", None))):
+                raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}", filename, None))
             launches = _launches(module, jitted, req, gtarget, path)
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:
-                    raise _JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
+                    raise loading.JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
                                                  f"{', '.join(sorted(jitted))}", filename))
             pending = []
             for i, launch in enumerate(launches):
@@ -185,18 +132,21 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             # a later stage failed in some launch: every launch is returned with what it made,
             # and the first failure is the result's error too (so `ok` is False)
             error = next((k.error for k in kernels if k.error is not None), None)
-    except _JobError as e:
+    except loading.JobError as e:
         error = e.error
     except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
         error = CompileError("runtime", f"{type(e).__name__}: {e}", filename,
-                             _user_line_from_tb(e.__traceback__, path.name), traceback.format_exc())
+                             loading.user_line_from_tb(e.__traceback__, path.name), traceback.format_exc())
     finally:
         if saved_cache is not None:
             os.environ["TRITON_CACHE_DIR"] = saved_cache
         os.chdir(saved_cwd)
+        sys.path[:] = saved_path
         torch.set_default_device(saved_device)
-        for name in set(sys.modules) - saved_modules:
-            del sys.modules[name]
+        loading.forget_project(set(sys.modules) - saved_modules, job_dir, modname)
+    if req.analysis_s > 0:
+        deadline = time.monotonic() + req.analysis_s
+        kernels = [analysis.analysed(k, k.home(filename), deadline, req.analysis_s) for k in kernels]
     return CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
                          triton.__version__, time.perf_counter() - started)
 
@@ -206,40 +156,38 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
     filename = path.name
     if req.signature:
         if req.kernel and req.kernel not in jitted:
-            raise _JobError(CompileError("usage", f"no kernel {req.kernel!r} in {filename}; found: {', '.join(sorted(jitted))}"))
+            raise loading.JobError(CompileError("usage", f"no kernel {req.kernel!r} in {filename}; found: {', '.join(sorted(jitted))}"))
         if not req.kernel and len(jitted) > 1:
-            raise _JobError(CompileError("usage", f"{filename} has several kernels ({', '.join(sorted(jitted))}): "
+            raise loading.JobError(CompileError("usage", f"{filename} has several kernels ({', '.join(sorted(jitted))}): "
                                          "name one to compile from a signature"))
         fn = jitted[req.kernel] if req.kernel else next(iter(jitted.values()))
         try:
             return [shim.launch_from_signature(fn, req.signature, gtarget, req.num_warps, req.num_stages)]
         except ValueError as e:
-            raise _JobError(CompileError("usage", f"bad signature: {e}", filename)) from None
+            raise loading.JobError(CompileError("usage", f"bad signature: {e}", filename)) from None
     example = getattr(module, "example", None)
     if not callable(example):
-        raise _JobError(CompileError("usage", f"{filename} has no example() function to launch its kernels; "
+        raise loading.JobError(CompileError("usage", f"{filename} has no example() function to launch its kernels; "
                                      "add one, or compile from an explicit signature "
                                      "(e.g. --signature '*fp32:16, *fp32:16, i32, 1024')", filename))
-    with shim.LaunchRecorder(gtarget) as recorder:
+    with shim.LaunchRecorder(gtarget) as recorder, loading.CallsOf(example) as called:
         try:
             example()
         except BaseException as e:  # noqa: BLE001
-            line = _user_line_from_tb(e.__traceback__, path.name)
+            line = loading.user_line_from_tb(e.__traceback__, path.name)
             if type(e).__name__ == "CompilationError":
-                line = _compilation_error_line(e, path.read_text()) or line
-                raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None
+                line = loading.compilation_error_line(e, path.read_text()) or line
+                raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, str(e))) from None
             message = f"example() raised {type(e).__name__}: {e}"
             if isinstance(e, MemoryError):
                 message += f"(over the worker's memory limit, {os.environ.get('TLENS_WORKER_MEMORY_MB', '?')} MB)"
-            raise _JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
+            raise loading.JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
     if not recorder.launches:
-        raise _JobError(CompileError("usage", "example() ran but launched no Triton kernel", filename))
+        own = "" if jitted else f"; {filename} has no @triton.jit kernel of its own"
+        what = f": it called {', '.join(called.names)}" if called.names else ""
+        raise loading.JobError(CompileError("usage", f"example() ran but launched no Triton kernel{what}{own}",
+                                            filename))
     return recorder.launches
-
-
-def _first_line(exc) -> str:
-    msg = getattr(exc, "error_message", None) or str(exc)
-    return msg.strip().splitlines()[-1] if msg.strip() else type(exc).__name__
 
 
 def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):
@@ -255,25 +203,28 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     name, label = launch.fn.__name__, launch.label or launch.fn.__name__
     options = {k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None}
     args = shim.arg_specs(launch)
-    folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args,
-                                                                   {"source": req.source}, index, label))
+    home = loading.home_of(launch.fn, filename, output_path.parent)       # a kernel written in a library, or a module beside the file
+    source, source_path = home[1] if home else req.source, home[0] if home else ""
+    folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args, {"source": source},
+                                                                   index, label, source_path=source_path))
     try:
         with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else nullcontext():
             compiled = shim.compile_launch(launch, gtarget, journal_dir=folder, repro_dir=_repro_dir())
     except shim.StageFailure as e:
-        return _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0), None
+        failed = _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0)
+        return dataclasses.replace(failed, stages={**failed.stages, "source": source}, source_path=source_path), None
     except BaseException as e:  # noqa: BLE001
         if type(e).__name__ == "CompilationError":
-            line = _compilation_error_line(e, path.read_text())
-            raise _JobError(CompileError("compile", _first_line(e), filename, line, str(e))) from None
+            line = loading.compilation_error_line(e, path.read_text())
+            raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, str(e))) from None
         sys.stderr.flush()
         log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
         diag = _MLIR_DIAG_RE.search(log)
         if diag:
-            raise _JobError(CompileError("compile", diag["msg"], filename, int(diag["line"]), log[-8000:])) from None
-        raise _JobError(CompileError("compile", f"{type(e).__name__}: {e}", filename, None,
+            raise loading.JobError(CompileError("compile", diag["msg"], filename, int(diag["line"]), log[-8000:])) from None
+        raise loading.JobError(CompileError("compile", f"{type(e).__name__}: {e}", filename, None,
                                      traceback.format_exc() + log[-8000:])) from None
-    texts = {"source": req.source}
+    texts = {"source": source}
     for stage in stage_table.stages_for(target.backend):
         if stage.asm_key and stage.asm_key in compiled.asm:
             texts[stage.name] = compiled.asm[stage.asm_key]
@@ -288,7 +239,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     return KernelResult(
         name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
-        passes=passes), sass
+        passes=passes, source_path=source_path), sass
 
 
 def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,
@@ -298,7 +249,7 @@ def _partial(e, name, label, options, args, target, req, index, path: Path, outp
     log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
     diag = _MLIR_DIAG_RE.search(log)
     message = e.message
-    limit = _memory_limit_mb()
+    limit = proclimits.memory_limit_mb()
     if e.stage == "cubin" and limit and "crashed" in message:
         message += (f"\n(The compile worker limits its address space, and ptxas's, to {limit} MB on machines "
                     "without a GPU; if the command below succeeds in a shell, raise TLENS_WORKER_MEMORY_MB.)")
@@ -317,13 +268,6 @@ def _repro_dir() -> Path | None:
     """Where the input of a failed tool is kept for its repro command (set by the engine)."""
     d = os.environ.get("TLENS_REPRO_DIR")
     return Path(d) if d else None
-
-
-def _memory_limit_mb() -> int:
-    """The address-space limit this worker set (0: none, as on a GPU machine)."""
-    import resource
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    return 0 if soft == resource.RLIM_INFINITY else soft // (1024 * 1024)
 
 
 class _PassDump:
@@ -372,34 +316,11 @@ def _finish(kernel: KernelResult, sass) -> KernelResult:
     the other stages and names the SASS stage as failed."""
     if sass is None:
         return kernel
-    import dataclasses
     try:
         return dataclasses.replace(kernel, stages={**kernel.stages, "sass": sass.result()})
     except SassError as e:
         return dataclasses.replace(kernel, error=CompileError("compile", e.message, None, None, "", stage="sass",
                                                               command=e.command))
-
-
-def _limit_memory() -> None:
-    """Cap the worker's address space on machines without a GPU (CUDA maps huge
-    virtual ranges, so the cap would break it there)."""
-    import resource
-    mb = int(os.environ.get("TLENS_WORKER_MEMORY_MB", "8192"))
-    if mb > 0:
-        limit = mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def _limit_processes() -> None:
-    """At most 64 more processes for this user while the worker lives. Linux does not
-    apply RLIMIT_NPROC to root (CAP_SYS_RESOURCE): there, killing the worker's process
-    group at the time limit is what stops a forking launcher."""
-    import resource
-    try:
-        running = sum(1 for p in os.listdir("/proc") if p.isdigit())
-        resource.setrlimit(resource.RLIMIT_NPROC, (running + 64, running + 64))
-    except (OSError, ValueError):
-        pass
 
 
 def _prewarm() -> None:
@@ -417,6 +338,25 @@ def _prewarm() -> None:
         pass
 
 
+def _our_code() -> dict:
+    """What each name of the inspectors package's loaded modules is bound to: a file that
+    replaced one (`insight.to_plain = ...`) would change what this worker does for every later
+    job (_replaced)."""
+    return {name: dict(vars(m)) for name, m in list(sys.modules.items())
+            if name.startswith("inspectors") and m is not None}
+
+
+def _replaced(before: dict) -> bool:
+    """Whether a name of `before` is now bound to something else, or its module is gone
+    (a lazy import adds names; it replaces none)."""
+    missing = object()
+    for name, names in before.items():
+        now = vars(sys.modules[name]) if sys.modules.get(name) is not None else {}
+        if any(now.get(k, missing) is not v for k, v in names.items()):
+            return True
+    return False
+
+
 def main() -> None:
     proto_in = os.fdopen(os.dup(0), "r", encoding="utf-8")
     proto_out = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -426,12 +366,12 @@ def main() -> None:
     import torch  # noqa: F401 - the point of a warm worker
     import triton  # noqa: F401
     if not torch.cuda.is_available():
-        _limit_memory()
-    _limit_processes()
+        proclimits.limit_memory()
+    proclimits.limit_processes()
     if os.environ.get("TLENS_WORKER_PREWARM", "1") == "1":
         _prewarm()
     proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__,
-                                "memory_limit_mb": _memory_limit_mb()}) + "\n")
+                                "memory_limit_mb": proclimits.memory_limit_mb()}) + "\n")
     proto_out.flush()
     for line in proto_in:
         msg = json.loads(line)
@@ -439,8 +379,11 @@ def main() -> None:
             reply = {"pong": True}
         else:
             req = CompileRequest(**msg["request"])
+            before = _our_code()
             reply = run_job(req, Path(msg["job_dir"])).to_json()
             reply["_cpu_s"] = round(time.process_time(), 2)     # the engine retires a worker near RLIMIT_CPU
+            if _replaced(before):
+                reply["_tainted"] = True     # the file replaced some of our code: the engine replaces this worker
         proto_out.write(json.dumps(reply) + "\n")
         proto_out.flush()
 

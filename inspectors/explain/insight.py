@@ -18,6 +18,7 @@ from inspectors.read import resources
 from inspectors.read import sourcemap
 from inspectors.explain import threadmap
 from inspectors.explain import vectorization
+from inspectors.base import codec
 from inspectors.base.result import KernelResult
 from inspectors.base.targets import parse as parse_target
 
@@ -32,7 +33,7 @@ class MemoryOpRow:
     python_line: int | None
     text: str
     why: str = ""              # what limited the width, when the layout allowed more
-    chain: tuple = ()          # in a @triton.jit helper: its frames, innermost first (sourcemap.StageLines.calls)
+    chain: tuple[tuple[str, int], ...] = ()   # in a @triton.jit helper: its frames, innermost first (sourcemap.StageLines.calls)
 
     @property
     def called_from(self) -> tuple[int, ...]:
@@ -58,7 +59,7 @@ class MemoryOpRow:
 class StageSummary:
     lines: int
     instructions: int
-    mix: dict                   # opcode family -> count, most common first
+    mix: dict[str, int]         # opcode family -> count, most common first
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,10 @@ class Insight:
     resources: resources.Resources | None
     occupancy: resources.Occupancy | None
     declared_registers: resources.PtxRegisters | None
-    summaries: dict = field(default_factory=dict)     # stage -> StageSummary
+    summaries: dict[str, StageSummary] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    addresses: dict = field(default_factory=dict)     # PTX line -> threadmap.AddressExpr
-    mappings: tuple = ()                              # threadmap.TensorMapping per global access
+    addresses: dict[int, threadmap.AddressExpr] = field(default_factory=dict)   # by PTX line
+    mappings: tuple[threadmap.TensorMapping, ...] = ()   # one per global access
     cut: str = ""                                     # why the analysis is missing (over its time budget, failed)
 
     def to_json(self) -> dict:
@@ -96,6 +97,28 @@ class Insight:
             "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
                            for py, per in self.source_map.python_to_stage().items()},
         }
+
+
+def unavailable(filename: str, note: str) -> Insight:
+    """An insight with nothing in it but why (`cut`): the page shows the stages without it."""
+    return Insight((), (), sourcemap.SourceMap(filename, {}), None, None, None, {}, (note,), cut=note)
+
+
+def to_plain(insight: Insight) -> dict:
+    """What a worker sends (KernelResult.analysis): the whole insight, JSON-able."""
+    return codec.to_plain(insight)
+
+
+def of(kernel: KernelResult, filename: str) -> Insight | None:
+    """The insight the worker sent with `kernel` (None if it sent none). What a worker sends
+    is untrusted: decoded against the annotations (codec.from_plain), and an answer of the
+    wrong shape becomes an `unavailable` insight that says so."""
+    if not kernel.analysis:
+        return None
+    try:
+        return codec.from_plain(Insight, kernel.analysis)
+    except (codec.DecodeError, TypeError) as e:
+        return unavailable(filename, f"the worker's analysis of this kernel could not be read ({str(e)[:300]})")
 
 
 def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insight:

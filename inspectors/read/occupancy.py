@@ -58,7 +58,7 @@ class Occupancy:
     blocks_per_sm: int
     limiter: str                 # "registers" | "shared memory" | "threads/warps" | "blocks"
     explanation: str             # one sentence naming the limit, with the numbers
-    limits: dict = field(default_factory=dict)   # blocks per SM each resource alone allows
+    limits: dict[str, int] = field(default_factory=dict)   # blocks per SM each resource alone allows
 
     @property
     def fraction(self) -> float:

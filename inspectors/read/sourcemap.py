@@ -93,7 +93,7 @@ class StageLines:
     e.g. (("", 20), ("", 56)): line 20 of the helper, called from line 56."""
     stage: str
     to_python: dict[int, int]
-    calls: dict[int, tuple] = field(default_factory=dict)
+    calls: dict[int, tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
     def python_lines(self) -> frozenset[int]:
         return frozenset(self.to_python.values())

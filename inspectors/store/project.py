@@ -1,0 +1,60 @@
+"""A kernel file's project: the files its imports may need, sent with the compile so that
+sibling imports (`from _math import rotate_half`) and package-relative ones
+(`from .utils import calculate_settings`) work in the worker and its sandbox.
+
+    files, package = project_of(Path("src/mypkg/ops/norm.py"))
+    # files: {"mypkg/__init__.py": ..., "mypkg/ops/utils.py": ..., ...}; package: "mypkg.ops"
+
+The root is the folder above the file's outermost package (a folder with `__init__.py`),
+or the file's own folder; its Python files are taken, down to a few levels, skipping
+hidden folders, virtual environments and caches, within the worker's limits.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+MAX_FILES = 400                    # inspectors.compile.loading takes at most 500
+MAX_BYTES = 12 << 20               # ... and 16 MB
+MAX_DEPTH = 6
+_SKIP = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
+
+
+def package_root(path: Path) -> tuple[Path, str]:
+    """(the folder to import from, the file's package: "" outside one)."""
+    folder = path.resolve().parent
+    parts: list[str] = []
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return folder, ".".join(parts)
+
+
+def project_of(path: Path) -> tuple[dict[str, str], str]:
+    """The project's files (relative path -> text) and the file's package."""
+    root, package = package_root(path)
+    files: dict[str, str] = {}
+    total = 0
+    stack = [(root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name in _SKIP or entry.is_symlink():
+                continue
+            if entry.is_dir():
+                if depth < MAX_DEPTH and not (entry / "pyvenv.cfg").exists():
+                    stack.append((entry, depth + 1))
+            elif name.endswith(".py") and entry.is_file():
+                try:
+                    text = entry.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                total += len(text)
+                if len(files) >= MAX_FILES or total > MAX_BYTES:
+                    return files, package
+                files[entry.relative_to(root).as_posix()] = text
+    return files, package
