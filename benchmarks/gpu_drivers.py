@@ -1,0 +1,164 @@
+"""Drivers that call a library's ops (tests/snippets/liger/), a real autotuner and a package
+with relative imports: is what the CPU-side compile shows for cuda:90 what the JIT really
+compiles when example() runs on a GPU? (not a test: it prints a comparison)
+
+Two halves, the same Triton on both sides (the GPU machine's is 3.6.0: run the first half
+with `make setup-oldest`'s .venv-oldest):
+
+    # here, no GPU: every launch compiled by the worker, as the app does
+    .venv-oldest/bin/python benchmarks/gpu_drivers.py --cpu benchmarks/results/drivers_cpu.json
+    # on the GPU machine (liger-kernel's wheel carried in .whl/): example() run for real, the
+    # JIT's own kernels read from its caches, compared kernel by kernel
+    python3 benchmarks/gpu_drivers.py --gpu benchmarks/results/drivers_cpu.json
+
+Per launch: the kernel's name, num_warps, num_stages and its PTX. The PTX is compared with the
+`.file` lines reduced to the file's base name and without the DWARF sections after the code
+(they spell the folders the files were installed in, which differ between the machines).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [ROOT / "tests" / "snippets" / "autotune_prune.py"]
+
+_FILE_RE = re.compile(r'^(\s*\.file\s+\d+\s+)"(?:[^"]*/)?([^"/]*)"(.*)$', re.M)
+
+
+def normalized_ptx(ptx: str) -> str:
+    cut = ptx.find("\t.section\t.debug")
+    if cut < 0:
+        cut = ptx.find(".section .debug")
+    body = ptx[:cut] if cut >= 0 else ptx
+    body = _FILE_RE.sub(lambda m: f'{m[1]}"{m[2]}"', body)
+    # `.file 2 "/usr/lib/python3/..." "rms_norm.py"` (directory, name) forms
+    body = re.sub(r'^(\s*\.file\s+\d+\s+)"[^"]*"\s*,?\s*"([^"]*)"', lambda m: f'{m[1]}"{m[2].rsplit("/", 1)[-1]}"',
+                  body, flags=re.M)
+    return body
+
+
+def cpu_side(out: Path) -> None:
+    import triton
+    from inspectors.base import settings as settings_mod
+    from inspectors.base.result import CompileRequest
+    from inspectors.compile.engine import Engine
+    from inspectors.store import project
+
+    engine = Engine(settings_mod.load())
+    data = {"triton": triton.__version__, "drivers": {}}
+    try:
+        for path in DRIVERS:
+            files, package = project.project_of(path)
+            r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, target="cuda:90",
+                                              sass=False, files=files, package=package), timeout=600)
+            if r.error:
+                data["drivers"][path.name] = {"error": r.error.message}
+                continue
+            data["drivers"][path.name] = {"kernels": [
+                {"name": k.name, "num_warps": k.options.get("num_warps"), "num_stages": k.options.get("num_stages"),
+                 "args": [a.describe() for a in k.args], "ptx": normalized_ptx(k.stages["ptx"])}
+                for k in r.kernels]}
+            print(f"{path.name}: {len(r.kernels)} kernels")
+    finally:
+        engine.close()
+    out.write_text(json.dumps(data, indent=1))
+
+
+def _run_on_gpu(path: Path) -> list[dict]:
+    """example() run for real; every kernel the JIT compiled for it, in order."""
+    import torch
+    from triton import knobs
+
+    seen: list = []
+
+    def hook(*, key, repr, fn, compile, is_manual_warmup, already_compiled):
+        seen.append((fn.jit_function, key))
+        return False                       # compile and launch as usual
+
+    spec = importlib.util.spec_from_file_location(f"driver_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.parent))  # the driver's own imports, as its project
+    spec.loader.exec_module(module)
+    saved = knobs.runtime.jit_cache_hook
+    knobs.runtime.jit_cache_hook = hook
+    torch.set_default_device("cuda")
+    try:
+        module.example()
+        torch.cuda.synchronize()
+    finally:
+        knobs.runtime.jit_cache_hook = saved
+        torch.set_default_device("cpu")
+        sys.path.remove(str(path.parent))
+    kernels = []
+    for fn, key in seen:
+        found = None
+        for caches in fn.device_caches.values():
+            found = caches[0].get(key) or found
+        if found is None:
+            kernels.append({"name": fn.__name__, "missing": True})
+            continue
+        kernels.append({"name": fn.__name__, "num_warps": found.metadata.num_warps,
+                        "num_stages": found.metadata.num_stages, "ptx": normalized_ptx(found.asm["ptx"])})
+    return kernels
+
+
+def gpu_side(cpu_json: Path) -> int:
+    import torch
+    import triton
+    cpu = json.loads(cpu_json.read_text())
+    print(f"# {torch.cuda.get_device_name(0)} · torch {torch.__version__} · triton {triton.__version__} "
+          f"(CPU side: triton {cpu['triton']})")
+    same_version = cpu["triton"] == triton.__version__
+    print(f"{'driver':<22} {'kernel':<30} {'warps':>11} {'stages':>11}  PTX")
+    mismatches = 0
+    for path in DRIVERS:
+        want = cpu["drivers"].get(path.name, {})
+        if "error" in want:
+            print(f"{path.name:<22} CPU side failed: {want['error'][:80]}")
+            mismatches += 1
+            continue
+        got = _run_on_gpu(path)
+        names_cpu = [k["name"] for k in want["kernels"]]
+        names_gpu = [k["name"] for k in got]
+        if sorted(names_cpu) != sorted(names_gpu):
+            print(f"{path.name:<22} kernels differ: CPU {names_cpu} / GPU {names_gpu}")
+            mismatches += 1
+        pool = list(got)
+        for k in want["kernels"]:
+            # the GPU kernel with this name whose PTX matches, else the first with this name
+            match = next((g for g in pool if g["name"] == k["name"] and g.get("ptx") == k["ptx"]), None) or \
+                next((g for g in pool if g["name"] == k["name"]), None)
+            if match is None:
+                print(f"{path.name:<22} {k['name']:<30} not compiled on the GPU")
+                mismatches += 1
+                continue
+            pool.remove(match)
+            ptx = ("same" if match.get("ptx") == k["ptx"] else "DIFFERENT") if same_version else "n/a (versions)"
+            ok = match.get("num_warps") == k["num_warps"] and match.get("num_stages") == k["num_stages"] and ptx != "DIFFERENT"
+            mismatches += not ok
+            print(f"{path.name:<22} {k['name']:<30} {k['num_warps']:>4} / {match.get('num_warps'):<4} "
+                  f"{k['num_stages']:>4} / {match.get('num_stages'):<4}  {ptx}"
+                  + ("" if ok else f"   CPU args: {', '.join(k['args'])}"))
+    print(f"# (CPU / GPU); {mismatches} mismatch(es)")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--cpu", type=Path, help="write the CPU side's kernels here")
+    g.add_argument("--gpu", type=Path, help="compare the GPU's JIT against this CPU side")
+    args = ap.parse_args()
+    if args.cpu:
+        cpu_side(args.cpu)
+        return 0
+    return gpu_side(args.gpu)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
