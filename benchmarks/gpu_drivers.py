@@ -82,7 +82,6 @@ def _run_on_gpu(path: Path) -> list[dict]:
 
     spec = importlib.util.spec_from_file_location(f"driver_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(path.parent))  # the driver's own imports, as its project
     spec.loader.exec_module(module)
     saved = knobs.runtime.jit_cache_hook
     knobs.runtime.jit_cache_hook = hook
@@ -93,7 +92,6 @@ def _run_on_gpu(path: Path) -> list[dict]:
     finally:
         knobs.runtime.jit_cache_hook = saved
         torch.set_default_device("cpu")
-        sys.path.remove(str(path.parent))
     kernels = []
     for fn, key in seen:
         found = None

@@ -1,8 +1,11 @@
 """`tlens`, the command that `pip install -e .` puts beside the virtualenv's python
 (pyproject.toml, [project.scripts]):
 
-    tlens app [STREAMLIT OPTIONS ...]    the app: `streamlit run app/main.py [OPTIONS ...]`, from
-                                         this checkout (its .streamlit/config.toml applies)
+    tlens app [FILE.py] [STREAMLIT OPTIONS ...]
+                                         the app: `streamlit run app/main.py [OPTIONS ...]`, from
+                                         this checkout (its .streamlit/config.toml applies); with a
+                                         FILE, the explorer opens it from disk, compiles it, and
+                                         recompiles it whenever it (or its project) is saved
     tlens compile FILE ...               `python -m inspectors compile FILE ...`
     tlens diff A [B] ...                 `python -m inspectors diff ...`
     tlens profile [FILE] ...             `python -m inspectors profile ...`
@@ -54,8 +57,16 @@ def run_app(streamlit_args: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["app"]:
-        # everything after `app` is streamlit's (argparse would take `--server.port` for its own)
-        return run_app(argv[1:])
+        # everything after `app` is streamlit's (argparse would take `--server.port` for its own),
+        # but a first argument that is a Python file is the file to open (TLENS_OPEN)
+        rest = argv[1:]
+        if rest and rest[0].endswith(".py") and not rest[0].startswith("-"):
+            if not Path(rest[0]).is_file():
+                print(f"tlens app: no such file: {rest[0]}", file=sys.stderr)
+                return 2
+            os.environ["TLENS_OPEN"] = str(Path(rest[0]).resolve())
+            rest = rest[1:]
+        return run_app(rest)
     from inspectors.__main__ import main as commands
 
     return commands(argv, build_parser())

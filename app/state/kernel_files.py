@@ -7,22 +7,40 @@ picker's and the workspace box's callbacks; what they have to say waits under ke
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from app.components import code_editor
 from app.state import keys
 from app.state.workspace import workspace
+from inspectors.base import settings as settings_mod
+from inspectors.base.files import atomic_write
+from inspectors.store import project as project_mod
 from inspectors.store.workspace import WorkspaceError
 import kernels
 
 NEW_KERNEL = "my_kernel"            # picker entry that creates a workspace file (the old "✎ My kernel")
 WS = "ws:"                          # picker entries of workspace files: "ws:my_kernel.py"
+DISK = "disk:"                      # the file `tlens app FILE.py` opened: "disk:/abs/path/FILE.py"
 NEW_KERNEL_TEXT = (kernels.get("vector_add").source())
 
 
+def opened() -> Path | None:
+    """The file `tlens app FILE.py` opened from disk (TLENS_OPEN); never on a class server."""
+    s = settings_mod.load()
+    return Path(s.open_file) if s.open_file and not s.class_mode else None
+
+
 def entries() -> list[str]:
-    """The picker's entries: the library, the workspace's files, and "new kernel"."""
-    return [k.slug for k in kernels.LIBRARY] + [WS + n for n in workspace().names()] + [NEW_KERNEL]
+    """The picker's entries: the file opened from disk, the library, the workspace's files, and
+    "new kernel"."""
+    disk = [DISK + str(opened())] if opened() else []
+    return disk + [k.slug for k in kernels.LIBRARY] + [WS + n for n in workspace().names()] + [NEW_KERNEL]
+
+
+def on_disk(entry: str | None) -> Path | None:
+    return Path(entry[len(DISK):]) if entry and entry.startswith(DISK) else None
 
 
 def copies() -> dict:
@@ -40,6 +58,8 @@ def file_of(entry: str | None) -> str | None:
 
 
 def text_of(entry: str) -> str:
+    if on_disk(entry):
+        return on_disk(entry).read_text(encoding="utf-8", errors="replace")
     name, ws = file_of(entry), workspace()
     if name and ws.exists(name):
         return ws.read(name)
@@ -49,12 +69,39 @@ def text_of(entry: str) -> str:
 def filename() -> str:
     """The file name the compiler sees (and the source map looks for)."""
     entry = st.session_state[keys.PICKER]
+    if on_disk(entry):
+        return on_disk(entry).name
     return entry[len(WS):] if entry.startswith(WS) else f"{entry}.py"
 
 
-def project_files(limit: int = 200) -> dict[str, str]:
-    """The workspace's other files, sent with a compile so that they import each other
+def project() -> tuple[dict[str, str], str]:
+    """The files sent with a compile so that imports work, and the file's package: for a file
+    opened from disk its project (inspectors.store.project), else the workspace's other files
     (`from _helpers import block`): this user's workspace only, never another's."""
+    disk = on_disk(st.session_state.get(keys.PICKER))
+    if disk:
+        return project_mod.project_of(disk)
+    return project_files(), ""
+
+
+def changed_on_disk() -> bool:
+    """Whether the opened disk file, or a file of its project, was saved since last looked at
+    (the first look only remembers)."""
+    disk = on_disk(st.session_state.get(keys.PICKER))
+    if not disk:
+        return False
+    root, _ = project_mod.package_root(disk)
+    try:
+        seen = {str(p): p.stat().st_mtime_ns for p in [disk, *root.glob("*.py"), *root.glob("*/*.py")]}
+    except OSError:
+        return False
+    before = st.session_state.get(keys.DISK_SEEN)
+    st.session_state[keys.DISK_SEEN] = seen
+    return before is not None and before != seen
+
+
+def project_files(limit: int = 200) -> dict[str, str]:
+    """The workspace's other files (their names and texts)."""
     ws, own = workspace(), filename()
     out = {}
     for name in ws.names()[:limit]:
@@ -67,6 +114,8 @@ def project_files(limit: int = 200) -> dict[str, str]:
 
 
 def label(entry: str) -> str:
+    if on_disk(entry):
+        return f"{on_disk(entry).name} · on disk"
     if entry == NEW_KERNEL:
         return "＋ New kernel (in the workspace)"
     if entry.startswith(WS):
@@ -84,6 +133,17 @@ def save_current() -> None:
     code_editor.flush(keys.SOURCE)        # keystrokes that arrived with this run, into the file they belong to
     entry, text = st.session_state.get(keys.EDITING), st.session_state.get(keys.SOURCE)
     if not entry or text is None or entry == NEW_KERNEL:
+        return
+    disk = on_disk(entry)
+    if disk:            # the user's own file: saved where it is
+        try:
+            if text != disk.read_text(encoding="utf-8", errors="replace"):
+                mode = disk.stat().st_mode & 0o7777
+                atomic_write(disk, text)
+                disk.chmod(mode)         # atomic_write's temporary file is 0600: the file keeps its own
+                changed_on_disk()        # our own save is not a change to recompile for
+        except OSError as e:
+            say(f"Not saved: {e}", "error")
         return
     ws = workspace()
     try:
@@ -111,6 +171,9 @@ def open_entry(entry: str, set_picker: bool = True) -> None:
         code_editor.set_text(keys.SOURCE, "")
     for key in (keys.RESULT, keys.CURRENT_RECORD, keys.COMPILE_REQUEST):
         st.session_state.pop(key, None)
+    if on_disk(entry):          # opened from disk: compiled at once, and watched from here on
+        st.session_state[keys.DISK_COMPILE] = True
+        changed_on_disk()
 
 
 def on_pick():

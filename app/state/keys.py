@@ -22,7 +22,9 @@ def cookie(name: str) -> str:     # the element that sets a cookie
 
 
 # ---- the explorer: what to compile (widgets; kept across pages) --------------------------------
-PICKER = "picker"                 # the kernel picker: a library slug or "ws:NAME.py"
+PICKER = "picker"                 # the kernel picker: a library slug, "ws:NAME.py" or "disk:/PATH.py"
+DISK_SEEN = "_disk_seen"          # the opened disk file's project as last read: mtimes (kernel_files.changed_on_disk)
+DISK_COMPILE = "_disk_compile"    # the disk file changed: compile it on this run
 SOURCE = "source"                 # the kernel editor (its text)
 TARGET = "target"
 TRITON = "triton"                 # which Triton version (when several are set up)

@@ -70,3 +70,13 @@ def previous_of(rid: str) -> str | None:
         return ids[ids.index(rid) - 1]
     older = [i.id for i in all_infos() if i.id < rid]
     return older[-1] if older else None
+
+
+def headline(before: str, after: str) -> str:
+    """What changed from record `before` to `after` in their first launch, most telling first
+    ("loads v1 → v4, registers 40 → 56"); "" when nothing did or a record is gone."""
+    infos = {i.id: i for i in all_infos()}
+    a, b = infos.get(before), infos.get(after)
+    if a is None or b is None or not a.figures or not b.figures:
+        return ""
+    return diff.headline(diff.Figures.from_json(a.figures), diff.Figures.from_json(b.figures))

@@ -147,7 +147,7 @@ def sidebar(settings, engine, ws, entries: list[str]) -> tuple[bool, int | None]
         _options(settings, engine)
         clicked = st.button("Compile", type="primary", key=keys.COMPILE, width="stretch")
         _workspace_box(ws)
-        if kernels.LIBRARY and not ss[keys.PICKER].startswith(WS):
+        if kernels.LIBRARY and not ss[keys.PICKER].startswith(WS) and not files.on_disk(ss[keys.PICKER]):
             with st.expander("About this kernel", expanded=False):
                 st.markdown(kernels.get(ss[keys.PICKER]).note)
         viewport = stage_panel.viewport_width()        # how many panels open by default
@@ -179,6 +179,7 @@ def compile_request(settings) -> CompileRequest | None:
     except ValueError as e:
         st.error(f"constexpr overrides: {e}")
         return None
+    project, package = files.project()       # what the file's imports need: importable in the job
     return CompileRequest(
         source=ss[keys.SOURCE],
         filename=files.filename(),
@@ -189,7 +190,7 @@ def compile_request(settings) -> CompileRequest | None:
         signature=ss[keys.SIGNATURE].strip() or None,
         max_output_bytes=settings.max_output_bytes,
         sass=False,          # disassembled when a SASS panel is opened (~0.35 s per kernel)
-        files=files.project_files(),      # the workspace's other files: importable
+        files=project, package=package,
         triton_version=ss.get(keys.TRITON, "") if len(services.triton_versions()) > 1 else "",
     )
 
@@ -247,10 +248,13 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
     kernel = panels.pick_launch(result.kernels, bar[0] if multi else None)
     stage_col, follow_col = bar[-2:]
     card, a1, a2, a3 = st.columns([6.2, 1.15, 0.8, 1.0], vertical_alignment="center", gap="small")
-    with card:
-        panels.render_launch_card(kernel, result)
     current = ss.get(keys.CURRENT_RECORD)
     previous = records.previous_of(current) if current else None
+    with card:
+        panels.render_launch_card(kernel, result)
+        since = records.headline(previous, current) if previous else ""
+        if since:
+            st.caption(f"Since the previous compile: **{since}**")
     if a1.button("Compare", icon=":material/compare_arrows:", key=keys.COMPARE_PREVIOUS, disabled=previous is None,
                  width="stretch", help="Compare with previous: open the Compare page on this compile "
                                        "against the one before it"):
@@ -374,7 +378,7 @@ def explorer() -> None:
     present.apply()
     arch = targets.parse(ss[keys.TARGET]).label.split(" · ")[0]          # "sm_90"
     present_bar = panels.present_bar(f"**{files.filename()}** · {arch}") if present.on() else None
-    clicked = clicked or bool(present_bar and present_bar.compile)
+    clicked = clicked or bool(present_bar and present_bar.compile) or bool(ss.pop(keys.DISK_COMPILE, False))
     # The message's slot is always there: an element that comes and goes above the editor would
     # move it, and a moved component is mounted afresh (the editor lost its cursor and scroll when
     # the first edit of a library kernel made the workspace copy and said so).
@@ -389,6 +393,23 @@ def explorer() -> None:
     draw_editor(box)
     shown = show_results(ss.get(keys.RESULT), pending, present_bar, viewport)
     finish_run(shown)
+    if files.on_disk(ss[keys.PICKER]):
+        with st.sidebar:
+            watch_disk()
+
+
+@st.fragment(run_every=1.5)
+def watch_disk() -> None:
+    """A file opened from disk (`tlens app FILE.py`) is edited in the user's own editor: when it,
+    or a file of its project, is saved, the editor takes its text and the page compiles it."""
+    disk = files.on_disk(ss[keys.PICKER])
+    if disk is None:
+        return
+    st.caption(f"Watching **{disk.name}** and its project: saving recompiles.")
+    if files.changed_on_disk():
+        code_editor.set_text(keys.SOURCE, files.text_of(ss[keys.PICKER]))
+        ss[keys.DISK_COMPILE] = True
+        st.rerun(scope="app")
 
 
 explorer()

@@ -2,7 +2,7 @@
 (the worker and the CLI speak JSON; the app keeps these in its cache)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from inspectors.base.errors import CompileError
 
@@ -78,7 +78,13 @@ class KernelResult:
         return tuple(self.stages) + (("sass",) if self.cubin and "sass" not in self.stages else ())
 
     def to_json(self) -> dict:
-        return asdict(self)
+        """As asdict would make it, without deep-copying the stages and the analysis (a
+        megabyte of nested dicts for a big kernel: asdict took most of a second)."""
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d.update(args=[asdict(a) for a in self.args], passes=[asdict(p) for p in self.passes],
+                 error=self.error.to_json() if self.error else None, options=dict(self.options),
+                 stages=dict(self.stages), metadata=dict(self.metadata))
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "KernelResult":

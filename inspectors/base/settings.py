@@ -54,6 +54,7 @@ class Settings:
     sandbox: bool = False            # user code runs in bubblewrap (inspectors/compile/sandbox.py)
     unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
     scratch_mb: int = 1024
+    open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
 
     @property
     def class_mode(self) -> bool:
@@ -92,4 +93,5 @@ def load() -> Settings:
         sandbox=env("TLENS_SANDBOX", "1" if (env("TLENS_CLASS", "0") == "1" or env("TLENS_USER_HEADER")) else "0") == "1",
         unsandboxed_class=env("TLENS_UNSANDBOXED_CLASS", "0") == "1",
         scratch_mb=int(env("TLENS_SCRATCH_MB", "1024")),
+        open_file=env("TLENS_OPEN", ""),
     )

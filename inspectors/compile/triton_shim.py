@@ -1,6 +1,5 @@
-"""The one module that touches Triton's internals. It runs only inside the worker
-process (never in the Streamlit server), and is tested with triton 3.9.0 (this
-machine), 3.6.0 (the GPU machine, and CI's second virtualenv), 3.7.1 and 3.8.0.
+"""The one module that touches Triton's internals, only inside the worker process; tested with
+triton 3.9.0 (here), 3.6.0 (the GPU machine, and CI's second virtualenv), 3.7.1 and 3.8.0.
 
 How a launch is compiled without a GPU, exactly as the JIT would specialize it:
 `kernel[grid](args)` goes through `JITFunction.run`, which asks `driver.active` for
@@ -42,6 +41,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import triton
 from triton import knobs
@@ -77,8 +77,9 @@ def gpu_target(t: Target) -> GPUTarget:
 class CompileOnlyDriver:
     """Stands in for `driver.active` in the worker: it names the target, never a GPU."""
 
-    def __init__(self, target: GPUTarget):
-        self.target = target
+    def __init__(self, target: GPUTarget, properties: dict | None = None):
+        self.target = target     # utils: what libraries ask Triton of the GPU (gpu_view.driver_properties)
+        self.utils = SimpleNamespace(get_device_properties=lambda device=0: dict(properties or {}))
 
     def get_current_target(self):
         return self.target
@@ -102,8 +103,8 @@ class LaunchRecorder:
     """Installs the compile-only driver and the hook; `launches` fills as the user's
     code launches kernels. Deduplicated by the JIT's own cache key."""
 
-    def __init__(self, target: GPUTarget):
-        self.target = target
+    def __init__(self, target: GPUTarget, properties: dict | None = None):
+        self.target, self.properties = target, properties
         self.launches: list[Launch] = []
         self._keys: set[str] = set()
         self._label_prefix = ""
@@ -111,7 +112,7 @@ class LaunchRecorder:
     def __enter__(self):
         self._saved_driver = driver._active
         self._saved_hook = knobs.runtime.jit_cache_hook
-        driver.set_active(CompileOnlyDriver(self.target))
+        driver.set_active(CompileOnlyDriver(self.target, self.properties))
         knobs.runtime.jit_cache_hook = self._hook
         self._saved_autotune = _patch_autotuner(self)
         return self

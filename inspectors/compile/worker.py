@@ -30,7 +30,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
-from inspectors.compile import analysis, journal, loading
+from inspectors.compile import analysis, gpu_view, journal, loading
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
 
@@ -114,11 +114,14 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         gtarget = shim.gpu_target(target)
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
-            module = loading.load_module(path, req.source, modname, req.package)
-            jitted = shim.jit_functions(module)
-            if not jitted and (req.signature or not callable(getattr(module, "example", None))):
-                raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}", filename, None))
-            launches = _launches(module, jitted, req, gtarget, path)
+            # the target GPU as the code sees it, while it is imported and example() runs
+            with gpu_view.TargetView(target) if gpu_view.needed(target) else nullcontext():
+                module = loading.load_module(path, req.source, modname, req.package)
+                jitted = shim.jit_functions(module)
+                if not jitted and (req.signature or not callable(getattr(module, "example", None))):
+                    raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
+                                                        filename, None))
+                launches = _launches(module, jitted, req, gtarget, path, gpu_view.driver_properties(target))
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:
@@ -151,7 +154,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                          triton.__version__, time.perf_counter() - started)
 
 
-def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
+def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict) -> list:
     from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
@@ -170,7 +173,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path) -> list:
         raise loading.JobError(CompileError("usage", f"{filename} has no example() function to launch its kernels; "
                                      "add one, or compile from an explicit signature "
                                      "(e.g. --signature '*fp32:16, *fp32:16, i32, 1024')", filename))
-    with shim.LaunchRecorder(gtarget) as recorder, loading.CallsOf(example) as called:
+    with shim.LaunchRecorder(gtarget, properties) as recorder, loading.CallsOf(example) as called:
         try:
             example()
         except BaseException as e:  # noqa: BLE001

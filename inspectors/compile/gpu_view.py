@@ -1,0 +1,135 @@
+"""The target GPU, as the user's code sees it on a machine without one.
+
+Libraries ask about the GPU before they pick a kernel: `torch.cuda.is_available()`, the SM
+count from `torch.cuda.get_device_properties(x.device)`, `x.device.type == "cuda"`, Triton's
+`driver.active.utils.get_device_properties(0)`. On a laptop without a GPU they would take
+their no-GPU paths and the kernels shown would not be the ones the target compiles (Liger's
+RMSNorm backward read 1 SM and passed `rows_per_program = 4` where an H100 gets 1, a
+specialized constant: another PTX). While `TargetView(target)` is entered:
+
+- `torch.cuda`'s device queries answer as the target's GPU (inspectors.base.devices);
+- tensors the code makes or receives report `device == cuda:0` (`is_cuda`); their memory stays
+  the CPU's (data_ptr alignment as allocated: what the JIT's 16-byte specialization reads), and
+  a `device="cuda"` argument, `.cuda()` or `.to("cuda")` is served on the CPU;
+- `torch.version.hip` is set for AMD targets (Triton's and libraries' HIP checks).
+
+On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.needed`).
+"""
+from __future__ import annotations
+
+import contextlib
+from types import SimpleNamespace
+
+from inspectors.base import devices
+from inspectors.base.targets import Target
+
+
+def needed(target: Target) -> bool:
+    import torch
+    return not torch.cuda.is_available() and devices.for_target(target.key) is not None
+
+
+def _tensor_class():
+    import torch
+
+    class TargetTensor(torch.Tensor):
+        """A CPU tensor that says it lives on the target GPU."""
+
+        @property
+        def device(self):
+            return torch.device("cuda", 0)
+
+        @property
+        def is_cuda(self):
+            return True
+
+        def cuda(self, *args, **kwargs):
+            return self
+
+    return TargetTensor
+
+
+def _on_cpu(value):
+    """A device argument for the target GPU, as the CPU."""
+    import torch
+    if isinstance(value, torch.device) and value.type == "cuda":
+        return torch.device("cpu")
+    if isinstance(value, str) and value.split(":")[0] == "cuda":
+        return "cpu"
+    return value
+
+
+class TargetView:
+    def __init__(self, target: Target):
+        self.target = target
+        self.device = devices.for_target(target.key)
+
+    def _props(self):
+        d = self.device
+        return SimpleNamespace(
+            name=d.name, major=d.major, minor=d.minor, multi_processor_count=d.multi_processor_count,
+            total_memory=d.total_memory, regs_per_multiprocessor=d.regs_per_multiprocessor, warp_size=d.warp_size,
+            L2_cache_size=d.l2_cache_size, shared_memory_per_block_optin=d.max_shared_mem,
+            max_threads_per_multi_processor=2048 if d.warp_size == 32 else 2560, gcnArchName=d.gcn_arch_name,
+            is_integrated=False, is_multi_gpu_board=False, uuid="00000000-0000-0000-0000-000000000000")
+
+    def __enter__(self):
+        import torch
+        from torch.overrides import TorchFunctionMode
+
+        TargetTensor = _tensor_class()
+        d, props = self.device, self._props()
+        stream = SimpleNamespace(cuda_stream=0, synchronize=lambda: None, query=lambda: True)
+
+        class _OnTarget(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                kwargs = {k: (_on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
+                if func is torch.Tensor.cuda:
+                    return args[0] if isinstance(args[0], TargetTensor) else args[0].as_subclass(TargetTensor)
+                if func is torch.Tensor.to:
+                    args = tuple(_on_cpu(a) for a in args)
+                out = func(*args, **kwargs)
+                if type(out) is torch.Tensor:
+                    return out.as_subclass(TargetTensor)
+                if isinstance(out, tuple) and any(type(o) is torch.Tensor for o in out):
+                    return type(out)(o.as_subclass(TargetTensor) if type(o) is torch.Tensor else o for o in out) \
+                        if type(out) is tuple else out
+                return out
+
+        patches = {
+            "is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
+            "get_device_properties": lambda device=None: props,
+            "get_device_capability": lambda device=None: (d.major, d.minor),
+            "get_device_name": lambda device=None: d.name,
+            "synchronize": lambda device=None: None, "set_device": lambda device: None,
+            "device": lambda device=None: contextlib.nullcontext(),
+            "current_stream": lambda device=None: stream, "default_stream": lambda device=None: stream,
+            "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
+        }
+        self._saved = {name: getattr(torch.cuda, name) for name in patches}
+        for name, fn in patches.items():
+            setattr(torch.cuda, name, fn)
+        self._saved_hip = torch.version.hip
+        if self.target.backend == "hip":
+            torch.version.hip = "6.3.0"
+        self._mode = _OnTarget()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+        self._mode.__exit__(*exc)
+        for name, fn in self._saved.items():
+            setattr(torch.cuda, name, fn)
+        torch.version.hip = self._saved_hip
+        return False
+
+
+def driver_properties(target: Target) -> dict:
+    """Triton's `driver.active.utils.get_device_properties(device)` for the target."""
+    d = devices.for_target(target.key)
+    if d is None:
+        return {}
+    return {"max_shared_mem": d.max_shared_mem, "multiprocessor_count": d.multi_processor_count,
+            "max_num_regs": d.regs_per_multiprocessor, "warpSize": d.warp_size, "sm_clock_rate": 0,
+            "mem_clock_rate": 0, "mem_bus_width": 0}

@@ -1,0 +1,92 @@
+"""The target GPU as the code sees it (inspectors.compile.gpu_view): on a machine without a
+GPU, a library that asks torch.cuda or Triton's driver about the device before it picks a
+kernel gets the target's answers (inspectors.base.devices), and tensors say they are on it;
+on a GPU machine the real GPU answers, and agrees with the table."""
+import pytest
+import torch
+
+from inspectors.base import devices
+from inspectors.base.result import CompileRequest
+from conftest import SNIPPETS
+
+LIBRARY = '''import torch
+import triton
+import triton.language as tl
+from triton.runtime import driver
+
+
+@triton.jit
+def fill_kernel(out_ptr, N_SM: tl.constexpr, MAJOR: tl.constexpr, SMEM: tl.constexpr):
+    tl.store(out_ptr + tl.arange(0, 16), tl.full((16,), N_SM * 1000 + MAJOR, tl.int32))
+
+
+def fill(out):
+    # what libraries do before they choose: the device of the tensor, its SM count, the capability
+    on_gpu = out.device.type == "cuda" and out.is_cuda and torch.cuda.is_available()
+    sms = torch.cuda.get_device_properties(out.device).multi_processor_count if on_gpu else 1
+    major = torch.cuda.get_device_capability()[0] if on_gpu else 0
+    smem = driver.active.utils.get_device_properties(0)["max_shared_mem"] if on_gpu else 0
+    scratch = torch.empty(4, device=out.device)          # a device argument served on the CPU
+    assert scratch.device.type == out.device.type
+    fill_kernel[(1,)](out, N_SM=sms, MAJOR=major, SMEM=smem)
+'''
+DRIVER = "import torch\nfrom gpu_lib import fill\n\n\ndef example():\n    fill(torch.empty(16, dtype=torch.int32))\n"
+
+
+def _constexprs(engine, target):
+    r = engine.compile(CompileRequest(source=DRIVER, filename="driver.py", target=target, sass=False,
+                                      files={"gpu_lib.py": LIBRARY}))
+    assert r.ok, r.error
+    return {a.name: a.value for a in r.kernels[0].args if a.value is not None}
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+@pytest.mark.parametrize("target", ["cuda:90", "cuda:80", "cuda:120", "hip:gfx942"])
+def test_a_library_sees_the_target(engine, target):
+    want = devices.for_target(target)
+    got = _constexprs(engine, target)
+    assert got == {"N_SM": str(want.multi_processor_count), "MAJOR": str(want.major), "SMEM": str(want.max_shared_mem)}
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_liger_rms_norm_backward_gets_the_h100s_rows_per_program(engine):
+    """On an H100 the JIT compiles Liger's RMSNorm backward with rows_per_program = 1 (132 SMs
+    for 4 rows: benchmarks/results/gpu_drivers.txt); without the view it read 1 SM and passed 4."""
+    pytest.importorskip("liger_kernel")
+    path = SNIPPETS / "liger" / "rms_norm.py"
+    r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, target="cuda:90", sass=False))
+    assert r.ok, r.error
+    backward = {a.name: a.value for a in r.kernels[1].args}
+    assert backward["rows_per_program"] == "1"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_the_view_is_left_as_found():
+    """Inside: the target's answers and tensors on it; after: torch as it was (the worker's
+    next job, its own code)."""
+    from inspectors.base.targets import parse
+    from inspectors.compile import gpu_view
+    before = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.hip)
+    assert gpu_view.needed(parse("cuda:90"))
+    with gpu_view.TargetView(parse("hip:gfx942")):
+        x = torch.ones(4)
+        assert torch.cuda.is_available() and x.device == torch.device("cuda", 0) and x.is_cuda
+        assert (x + 1).device.type == "cuda" and x.cuda() is x and x.to("cuda").sum().item() == 4
+        assert torch.cuda.get_device_properties(x.device).gcnArchName.startswith("gfx942")
+        assert torch.version.hip
+    assert (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.hip) == before
+    assert not torch.cuda.is_available() and torch.ones(2).device.type == "cpu"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_the_real_gpu_agrees_with_the_table():
+    props = torch.cuda.get_device_properties(0)
+    key = f"cuda:{props.major}{props.minor}"
+    want = devices.for_target(key)
+    if want is None or want.name != props.name:
+        pytest.skip(f"{props.name} ({key}) is not a row of the table")
+    assert (props.multi_processor_count, props.major, props.minor) == \
+        (want.multi_processor_count, want.major, want.minor)
+    assert abs(props.total_memory - want.total_memory) < 2 * devices.GIB
+    from triton.runtime import driver
+    assert driver.active.utils.get_device_properties(0)["max_shared_mem"] == want.max_shared_mem
