@@ -23,12 +23,17 @@ class Device:
     warp_size: int = 32
     l2_cache_size: int = 0
     gcn_arch_name: str = ""        # AMD: torch's gcnArchName
+    sm_clock_khz: int = 0          # Triton's driver utilities (perf models read them); 0 where not measured here
+    mem_clock_khz: int = 0
+    mem_bus_width: int = 0
 
 
 DEVICES = {
     "cuda:80": Device("NVIDIA A100-SXM4-80GB", 8, 0, 108, 80 * GIB, 166912, l2_cache_size=40 << 20),
     "cuda:89": Device("NVIDIA L40S", 8, 9, 142, 48 * GIB, 101376, l2_cache_size=96 << 20),
-    "cuda:90": Device("NVIDIA H100 80GB HBM3", 9, 0, 132, 79 * GIB + 664 * (1 << 20), 232448, l2_cache_size=50 << 20),
+    # measured on the H100 of benchmarks/results/gpu_drivers.txt (torch 2.11, Triton 3.6.0)
+    "cuda:90": Device("NVIDIA H100 80GB HBM3", 9, 0, 132, 85017493504, 232448, l2_cache_size=50 << 20,
+                      sm_clock_khz=1980000, mem_clock_khz=2619000, mem_bus_width=5120),
     "cuda:100": Device("NVIDIA B200", 10, 0, 148, 178 * GIB, 232448, l2_cache_size=126 << 20),
     "cuda:120": Device("NVIDIA GeForce RTX 5090", 12, 0, 170, 31 * GIB + 600 * (1 << 20), 101376,
                        l2_cache_size=96 << 20),

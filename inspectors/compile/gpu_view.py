@@ -131,5 +131,5 @@ def driver_properties(target: Target) -> dict:
     if d is None:
         return {}
     return {"max_shared_mem": d.max_shared_mem, "multiprocessor_count": d.multi_processor_count,
-            "max_num_regs": d.regs_per_multiprocessor, "warpSize": d.warp_size, "sm_clock_rate": 0,
-            "mem_clock_rate": 0, "mem_bus_width": 0}
+            "max_num_regs": d.regs_per_multiprocessor, "warpSize": d.warp_size, "sm_clock_rate": d.sm_clock_khz,
+            "mem_clock_rate": d.mem_clock_khz, "mem_bus_width": d.mem_bus_width}
