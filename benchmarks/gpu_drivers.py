@@ -1,5 +1,5 @@
-"""Drivers that call a library's ops (tests/snippets/liger/), a real autotuner and a package
-with relative imports: is what the CPU-side compile shows for cuda:90 what the JIT really
+"""Drivers that call a library's ops (tests/snippets/liger/), a real autotuner, a TMA matmul
+and a Gluon kernel: is what the CPU-side compile shows for cuda:90 what the JIT really
 compiles when example() runs on a GPU? (not a test: it prints a comparison)
 
 Two halves, the same Triton on both sides (the GPU machine's is 3.6.0: run the first half
@@ -25,7 +25,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [ROOT / "tests" / "snippets" / "autotune_prune.py"]
+DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
+    ROOT / "tests" / "snippets" / "autotune_prune.py",
+    ROOT / "tests" / "snippets" / "modern" / "tma_matmul.py",       # TMA loads and store (sm_90)
+    ROOT / "tests" / "snippets" / "modern" / "gluon_softmax.py",    # @gluon.jit, its layout from the host
+]
 
 _FILE_RE = re.compile(r'^(\s*\.file\s+\d+\s+)"(?:[^"]*/)?([^"/]*)"(.*)$', re.M)
 

@@ -20,10 +20,18 @@ LEGEND = {
     "mem-scalar": "scalar global access (one element per instruction)",
     "mem-shared": "shared-memory access",
     "sreg": "reads %ctaid / %tid (program and thread ids)",
+    "tc": "tensor-core instruction (mma.sync, wgmma, tcgen05.mma; HMMA/HGMMA/UTC*MMA in SASS) or TMEM access",
     "hit": "matches the search",
     "errline": "the line the error names",
     "sel": "comes from the selected Python line",
 }
+
+# A tensor-core or tensor-memory instruction, e.g. `wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16`,
+# `tcgen05.mma.cta_group::1.kind::f16`, `tcgen05.ld.sync.aligned.32x32b.x64.b32`, `mma.sync.aligned.m16n8k16`,
+# SASS `HGMMA.64x128x16.F32`, `UTCHMMA`, `HMMA.16816.F32`; MLIR `ttng.warp_group_dot`, `ttng.tc_gen5_mma`
+_TENSOR_CORE_RE = re.compile(r"^\s*(?:@!?%\w+\s+|/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?)?"
+                             r"(?:wgmma\.mma_async|mma\.sync|tcgen05\.(?:mma|ld|st|cp)|HGMMA|HMMA|UTC\w*MMA|IMMA)\b"
+                             r"|\bttng\.(?:warp_group_dot|tc_gen5_mma\w*|tmem_load|tmem_store)\b|\btt\.dot\b")
 
 _SPECIAL_REGS = ("%ctaid", "%tid", "%nctaid", "%ntid", "SR_CTAID", "SR_TID", "tt.get_program_id",
                  "llvm.nvvm.read.ptx.sreg")
@@ -37,6 +45,7 @@ class PanelSummary:
     shared_ops: int
     widest: str          # e.g. "v4 × 32-bit"
     hits: int
+    tensor_core: int = 0  # lines of the "tc" class
 
 
 # Whitespace and punctuation keep their text but lose their <span>: a 10,000-line SASS
@@ -89,6 +98,8 @@ def line_classes(stage: str, text: str, query: str = "", error_line: int | None 
     for n, line in enumerate(text.splitlines(), 1):
         if any(r in line for r in _SPECIAL_REGS):
             classes.setdefault(n, set()).add("sreg")
+        if _TENSOR_CORE_RE.search(line):
+            classes.setdefault(n, set()).add("tc")
         if needle and needle in line.lower():
             classes.setdefault(n, set()).add("hit")
     if error_line:
@@ -107,6 +118,7 @@ def summarize(stage: str, text: str, classes: dict[int, str], ops: tuple | None 
         shared_ops=sum(o.space == "shared" for o in all_ops),
         widest=f"v{widest.vector} × {widest.bits}-bit" if widest else "",
         hits=sum("hit" in c for c in classes.values()),
+        tensor_core=sum("tc" in c.split() for c in classes.values()),
     )
 
 
@@ -149,6 +161,7 @@ def page_css() -> str:
 .tlens-panel .mem-vec {{ background: #dcf5e3; box-shadow: inset 3px 0 #1a9e49; }}
 .tlens-panel .mem-scalar {{ background: #fdecd2; box-shadow: inset 3px 0 #e08a00; }}
 .tlens-panel .mem-shared {{ background: #e3ecfb; box-shadow: inset 3px 0 #3b6fd8; }}
+.tlens-panel .tc {{ background: #fbe3ef; box-shadow: inset 3px 0 #c2185b; }}
 .tlens-panel .sreg {{ background: #f1e6fb; box-shadow: inset 3px 0 #8a3fd1; }}
 .tlens-panel .hit {{ background: #fff6a8 !important; }}
 .tlens-panel .src .err {{ border: none; }}

@@ -240,16 +240,23 @@ def _memory_table(insight, source_lines: list[str], html_table: bool = False) ->
             "source": (source_lines[m.python_line - 1].strip()[:70]
                        if m.python_line and m.python_line <= len(source_lines) else ""),
             "instruction": m.op, "space": m.space, "count": 0,
-            "width": f"v{m.vector} × {m.bits}-bit" if m.vector > 1 else f"{m.bits}-bit",
+            "width": m.width,
             "bytes/thread/instr": m.bytes_per_thread, "why not wider": m.why})
         row["count"] += 1
     if not groups:
         st.caption("No global or shared memory instructions found.")
         return
-    vec = sum(1 for m in insight.memory_ops if m.space == "global" and (m.vector > 1 or m.bits >= 64))
+    vec = sum(1 for m in insight.memory_ops if m.space == "global" and (m.vector > 1 or m.bits >= 64) and not m.role)
     glob = sum(1 for m in insight.memory_ops if m.space == "global")
+    tma_ops = [m for m in insight.memory_ops if m.role == "tma"]
+    tma_note = ""
+    if tma_ops:
+        moved = sum(m.bytes_per_thread for m in tma_ops)
+        tma_note = (f" {len(tma_ops)} of the global ones are TMA tile copies "
+                    f"({', '.join(sorted({m.kind for m in tma_ops}))}; {moved // 1024:,} KiB as written, each "
+                    "issued by one thread for the whole tile, completion tracked by an mbarrier).")
     st.caption(f"{glob} global memory instructions, {vec} of them vectorized; "
-               f"{len(insight.memory_ops) - glob} shared-memory instructions.")
+               f"{len(insight.memory_ops) - glob} shared-memory instructions.{tma_note}")
     rows = [groups[k] for k in sorted(groups)]
     if html_table:
         st.table(rows)
@@ -275,6 +282,21 @@ def _resources(insight, kernel: KernelResult) -> None:
         declared = ", ".join(f"{n} × .{t}" for t, n in insight.declared_registers.by_type.items())
         st.caption(f"PTX declares virtual registers {declared}; ptxas allocated {r.registers} physical "
                    f"32-bit registers per thread (source: {r.source}).")
+    _partitions(insight, kernel)
+
+
+def _partitions(insight, kernel: KernelResult) -> None:
+    """A warp-specialized loop: the warps a block really runs, and each partition's work."""
+    if not insight.partitions:
+        return
+    asked = kernel.options.get("num_warps")
+    st.markdown(f"**Warp specialization**: a block runs **{insight.warps} warps** ({asked} asked for with "
+                f"`num_warps`; the partitions' own warps are added, rounded up to whole warp groups of 4); "
+                "occupancy above counts them all.")
+    st.dataframe([{"partition": p.name, "warps": p.warps,
+                   "registers asked": "the rest" if p.registers is None else p.registers,
+                   "role": p.role, "Python lines": ", ".join(map(str, p.python_lines))}
+                  for p in insight.partitions], hide_index=True, width="stretch")
 
 
 def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> None:

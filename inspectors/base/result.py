@@ -2,6 +2,7 @@
 (the worker and the CLI speak JSON; the app keeps these in its cache)."""
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field, fields
 
 from inspectors.base.errors import CompileError
@@ -138,6 +139,11 @@ class CompileResult:
             seconds=d.get("seconds", 0.0),
             key=d.get("key", ""),
         )
+
+
+# A project file's name as a request may carry it (CompileRequest.files): a relative path of
+# plain parts, e.g. "mypkg/ops/utils.py"; the worker refuses any other (inspectors.compile.loading).
+PROJECT_FILE_RE = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,16}[A-Za-z0-9_.-]+\.(?:py|json|yaml|yml|txt)$")
 
 
 @dataclass(frozen=True)

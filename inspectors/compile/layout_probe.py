@@ -49,13 +49,13 @@ def ask(queries: list[dict], timeout: float = 300) -> list:
 
 
 def main() -> None:
-    from inspectors.compile import triton_shim as shim
+    from inspectors.compile import triton_shim_layouts as shim_layouts
     queries = json.loads(sys.stdin.read())
     answers = []
     for q in queries:
         if q["op"] == "layout":
-            bases = shim.linear_layout(q["layout"], q["shape"])
-            mapped = shim.linear_layout_map(bases, q["shape"]) if "register" in bases else None
+            bases = shim_layouts.linear_layout(q["layout"], q["shape"])
+            mapped = shim_layouts.linear_layout_map(bases, q["shape"]) if "register" in bases else None
             answers.append({"bases": bases, "map": mapped})
         elif q["op"] == "version":
             import triton

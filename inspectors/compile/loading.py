@@ -3,12 +3,12 @@ are, and where each launched kernel is written (the user's file, a file beside i
 installed library)."""
 from __future__ import annotations
 
-import re
 import sys
 import traceback
 from pathlib import Path
 
 from inspectors.base.errors import CompileError
+from inspectors.base.result import PROJECT_FILE_RE
 
 # A kernel's own file past this is cut (the largest library file seen, a flash-attention, ~100 KB)
 MAX_HOME_BYTES = 4 << 20
@@ -73,16 +73,49 @@ def load_module(path: Path, text: str, name: str, package: str = ""):
     return module
 
 
+def _reason(exc):
+    """The innermost cause of a front-end error that carries no message of its own (Triton's
+    CompilationError for a Gluon or Triton op that raised: the reason is the chained error)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen and not getattr(exc, "error_message", None):
+        seen.add(id(exc))
+        cause = exc.__cause__ or exc.__context__
+        if cause is None:
+            return exc
+        exc = cause
+    return exc
+
+
 def first_line(exc) -> str:
-    msg = getattr(exc, "error_message", None) or str(exc)
-    return msg.strip().splitlines()[-1] if msg.strip() else type(exc).__name__
+    """The compiler's message, whole: its error_message, else the error it was raised from
+    (`ValueError: invalid axis 1 for a 1-D tensor`); never the caret line of the excerpt."""
+    msg = getattr(exc, "error_message", None)
+    if not msg:
+        inner = _reason(exc)
+        if inner is not exc and inner is not None:
+            own = getattr(inner, "error_message", None)       # a nested front-end error: its message as it is
+            msg = own or (f"{type(inner).__name__}: {inner}" if str(inner).strip() else type(inner).__name__)
+    msg = (msg or str(exc)).strip()
+    if not msg:
+        return type(exc).__name__
+    lines = [ln for ln in msg.splitlines() if ln.strip() and ln.strip() != "^"]
+    return "\n".join(lines[-6:]) if lines else type(exc).__name__
+
+
+def detail_of(exc) -> str:
+    """The front end's excerpt with its caret, then every error it was raised from."""
+    parts, seen, cur = [str(exc)], {id(exc)}, exc.__cause__ or exc.__context__
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        parts.append(f"{type(cur).__name__}: {cur}")
+        cur = cur.__cause__ or cur.__context__
+    return "\n\nraised from ".join(parts)
 
 
 
 
 MAX_PROJECT_FILES = 500
 MAX_PROJECT_BYTES = 16 << 20
-_REL_RE = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,16}[A-Za-z0-9_.-]+\.(?:py|json|yaml|yml|txt)$")
 
 
 def write_project(job_dir: Path, files: dict) -> None:
@@ -94,7 +127,7 @@ def write_project(job_dir: Path, files: dict) -> None:
         raise JobError(CompileError("usage", f"the project has {len(files)} files; at most {MAX_PROJECT_FILES}"))
     total = 0
     for rel, text in files.items():
-        if not isinstance(rel, str) or not isinstance(text, str) or not _REL_RE.match(rel) or \
+        if not isinstance(rel, str) or not isinstance(text, str) or not PROJECT_FILE_RE.match(rel) or \
                 any(part in (".", "..") for part in rel.split("/")):
             raise JobError(CompileError("usage", f"bad project file name {str(rel)[:100]!r}"))
         total += len(text)

@@ -37,6 +37,7 @@ differences met here are named where they are handled:
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -51,6 +52,9 @@ from triton.compiler import ASTSource, make_backend
 from triton.runtime import autotuner
 from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
+
+# the module (`triton.runtime.jit` as an attribute is the decorator)
+jit_module = importlib.import_module("triton.runtime.jit")
 
 from inspectors.base import tritonver
 from inspectors.base.result import ArgSpec
@@ -99,6 +103,26 @@ class CompileOnlyDriver:
         raise RuntimeError("timing needs a GPU; the compile worker never launches kernels")
 
 
+def _lenient(serialize):
+    """The JIT's serialize_specialization_data while recording: a hook makes the JIT serialize
+    the specialization to JSON, and a constexpr JSON cannot hold (a Gluon layout passed from the
+    host) fails there, where a launch without the hook does not. Such a value is written as its
+    repr (the recorder reads only the options back; the constants it keeps are the objects)."""
+    def jsonable(value):
+        try:
+            json.dumps(value)
+            return value
+        except (TypeError, ValueError):
+            return repr(value)
+
+    def lenient(name, signature, constants, *rest):
+        try:
+            return serialize(name, signature, constants, *rest)
+        except (TypeError, ValueError):
+            return serialize(name, signature, {k: jsonable(v) for k, v in constants.items()}, *rest)
+    return lenient
+
+
 class LaunchRecorder:
     """Installs the compile-only driver and the hook; `launches` fills as the user's
     code launches kernels. Deduplicated by the JIT's own cache key."""
@@ -110,6 +134,8 @@ class LaunchRecorder:
         self._label_prefix = ""
 
     def __enter__(self):
+        self._saved_serialize = jit_module.serialize_specialization_data
+        jit_module.serialize_specialization_data = _lenient(self._saved_serialize)
         self._saved_driver = driver._active
         self._saved_hook = knobs.runtime.jit_cache_hook
         driver.set_active(CompileOnlyDriver(self.target, self.properties))
@@ -118,6 +144,7 @@ class LaunchRecorder:
         return self
 
     def __exit__(self, *exc):
+        jit_module.serialize_specialization_data = self._saved_serialize
         driver._active = self._saved_driver
         knobs.runtime.jit_cache_hook = self._saved_hook
         _unpatch_autotuner(self._saved_autotune)
@@ -252,7 +279,8 @@ def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None =
     `journal_dir`: a folder where each stage is written as it is made, and the stage in
     progress named (inspectors.compile.journal), read by the engine if the process dies
     mid-compile."""
-    src = ASTSource(launch.fn, launch.signature, launch.constants, launch.attrs)
+    # the JIT's own source class: a @gluon.jit function's is GluonASTSource
+    src = getattr(launch.fn, "ASTSource", ASTSource)(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
     recorder = _StageRecorder(journal_dir)
     saved = knobs.runtime.add_stages_inspection_hook
@@ -385,66 +413,3 @@ def fix_interpreter() -> bool:
     patch_lang_tensor._tlens_squeeze = True
     interpreter._patch_lang_tensor = patch_lang_tensor
     return True
-
-
-# ---- Triton's own LinearLayout, for tests of the pure-Python layout view (run through
-# inspectors.compile.layout_probe: these calls go into C++, where Triton 3.6 aborts on a
-# shared layout, so they never run in the test process or the server) ----------------------
-
-def _gluon_layout(spec: dict):
-    from triton.experimental.gluon.language import _layouts as gl
-    kind = spec["kind"]
-    if kind == "blocked":
-        return gl.BlockedLayout(spec["size_per_thread"], spec["threads_per_warp"], spec["warps_per_cta"], spec["order"])
-    if kind == "nvidia_mma":
-        return gl.NVMMADistributedLayout(spec["version"], spec["warps_per_cta"], spec["instr_shape"])
-    if kind == "amd_mfma":
-        from triton.experimental.gluon.language.amd import _layouts as amd
-        return amd.AMDMFMALayout(spec["version"], spec["instr_shape"], spec["transposed"], spec["warps_per_cta"])
-    if kind == "slice":
-        return gl.SliceLayout(spec["dim"], _gluon_layout(spec["parent"]))
-    if kind == "swizzled_shared":
-        return gl.SwizzledSharedLayout(spec["vec"], spec["per_phase"], spec["max_phase"], spec["order"])
-    raise ValueError(f"unknown layout kind {kind!r}")
-
-
-class _Builder:
-    _b = None
-
-    @classmethod
-    def get(cls):
-        if cls._b is None:
-            from triton._C import libtriton
-            ctx = libtriton.ir.context()
-            libtriton.ir.load_dialects(ctx)
-            cls._b = libtriton.gluon_ir.GluonOpBuilder(ctx)
-            cls._b._ctx = ctx       # keep the context alive as long as the builder
-        return cls._b
-
-
-def linear_layout(spec: dict, shape) -> dict:
-    """Triton's `to_linear_layout` of a layout (`spec`: {"kind": "blocked", ...}) on a
-    tensor `shape`: {"register": bases, "lane": ..., "warp": ..., "block": ...} for a
-    distributed layout, {"offset": bases, "block": ...} for a shared one."""
-    b = _Builder.get()
-    d = b.to_linear_layout(_gluon_layout(spec)._to_ir(b), list(shape))
-    if hasattr(d, "offset_bases"):
-        return {"offset": d.offset_bases, "block": d.block_bases}
-    return {"register": d.reg_bases, "lane": d.lane_bases, "warp": d.warp_bases, "block": d.block_bases}
-
-
-def linear_layout_map(bases: dict, shape) -> list:
-    """Every (warp, lane, register) through Triton's `LinearLayout.apply`:
-    [[warp, lane, register, [index per dimension]], ...]."""
-    from triton._C import libtriton
-    names = [f"dim{i}" for i in range(len(shape))]
-    ll = libtriton.linear_layout.LinearLayout.from_bases(
-        [(k, [list(x) for x in bases[k]]) for k in ("register", "lane", "warp", "block")], names, list(shape),
-        require_surjective=False)
-    out = []
-    for w in range(1 << len(bases["warp"])):
-        for l in range(1 << len(bases["lane"])):
-            for r in range(1 << len(bases["register"])):
-                got = ll.apply({"register": r, "lane": l, "warp": w, "block": 0})
-                out.append([w, l, r, [got[n] for n in names]])
-    return out

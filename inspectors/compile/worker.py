@@ -180,7 +180,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
             line = loading.user_line_from_tb(e.__traceback__, path.name)
             if type(e).__name__ == "CompilationError":
                 line = loading.compilation_error_line(e, path.read_text()) or line
-                raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, str(e))) from None
+                raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, loading.detail_of(e))) from None
             message = f"example() raised {type(e).__name__}: {e}"
             if isinstance(e, MemoryError):
                 message += f"(over the worker's memory limit, {os.environ.get('TLENS_WORKER_MEMORY_MB', '?')} MB)"
@@ -219,7 +219,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     except BaseException as e:  # noqa: BLE001
         if type(e).__name__ == "CompilationError":
             line = loading.compilation_error_line(e, path.read_text())
-            raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, str(e))) from None
+            raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, loading.detail_of(e))) from None
         sys.stderr.flush()
         log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
         diag = _MLIR_DIAG_RE.search(log)

@@ -8,6 +8,7 @@ vectorized, registers and occupancy, the source map, and per-stage counts.
 from __future__ import annotations
 
 import base64
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,6 +17,8 @@ from inspectors.read import callsites
 from inspectors.read import memops
 from inspectors.read import resources
 from inspectors.read import sourcemap
+from inspectors.read import tma
+from inspectors.read import warpspec
 from inspectors.explain import threadmap
 from inspectors.explain import vectorization
 from inspectors.base import codec
@@ -33,6 +36,8 @@ class MemoryOpRow:
     python_line: int | None
     text: str
     why: str = ""              # what limited the width, when the layout allowed more
+    role: str = ""             # "tma": a bulk tensor copy of a whole `tile` by one thread; "tensormap": a descriptor write
+    tile: tuple[int, ...] = ()  # a TMA copy's tile (the descriptor's block shape), elements of `bits` each
     chain: tuple[tuple[str, int], ...] = ()   # in a @triton.jit helper: its frames, innermost first (sourcemap.StageLines.calls)
 
     @property
@@ -48,7 +53,23 @@ class MemoryOpRow:
 
     @property
     def bytes_per_thread(self) -> int:
+        """Bytes one instruction moves for its thread; a TMA copy: the whole tile (one thread issues it)."""
+        if self.tile:
+            return math.prod(self.tile) * self.bits // 8
         return self.vector * self.bits // 8
+
+    @property
+    def width(self) -> str:
+        """How wide: `v4 × 32-bit`, `16-bit`, `TMA tile 128×64 × 16-bit = 16 KiB`, `128 B descriptor`."""
+        if self.role == "tensormap":
+            return f"{self.bits // 8} B TMA descriptor"
+        if self.role == "tma":
+            if not self.tile:
+                return "TMA tile (shape not found in the TTGIR)"
+            size = self.bytes_per_thread
+            nice = f"{size // 1024} KiB" if size % 1024 == 0 else f"{size:,} B"
+            return f"TMA tile {'×'.join(map(str, self.tile))} × {self.bits}-bit = {nice}"
+        return f"v{self.vector} × {self.bits}-bit" if self.vector > 1 else f"{self.bits}-bit"
 
     @property
     def op(self) -> str:
@@ -60,6 +81,16 @@ class StageSummary:
     lines: int
     instructions: int
     mix: dict[str, int]         # opcode family -> count, most common first
+
+
+@dataclass(frozen=True)
+class PartitionRow:
+    """One partition of a warp-specialized loop (inspectors.read.warpspec), with its Python lines."""
+    name: str                      # default, partition0, ...
+    warps: int                     # warps it runs in
+    registers: int | None          # registers per thread it asked for (requestedRegisters); None: the default's
+    role: str                      # producer / MMA / epilogue, from the ops it holds
+    python_lines: tuple[int, ...]  # the kernel-file lines its ops come from
 
 
 @dataclass(frozen=True)
@@ -75,6 +106,8 @@ class Insight:
     addresses: dict[int, threadmap.AddressExpr] = field(default_factory=dict)   # by PTX line
     mappings: tuple[threadmap.TensorMapping, ...] = ()   # one per global access
     cut: str = ""                                     # why the analysis is missing (over its time budget, failed)
+    warps: int = 0                                    # warps a block is compiled for (.reqntid): asked + partitions'
+    partitions: tuple[PartitionRow, ...] = ()         # a warp-specialized loop's partitions, default first
 
     def to_json(self) -> dict:
         r = self.resources
@@ -92,11 +125,23 @@ class Insight:
                             "address": self.addresses[m.ptx_line].expr if m.ptx_line in self.addresses else None,
                             # in a @triton.jit helper: the call sites, and every frame ("" = the kernel file)
                             **({"called_from": list(m.called_from), "chain": [[p, ln] for p, ln in m.chain]}
-                               if m.chain else {})}
+                               if m.chain else {}),
+                            **({"role": m.role, "tile": list(m.tile), "bytes": m.bytes_per_thread} if m.role else {})}
                            for m in self.memory_ops],
             "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
                            for py, per in self.source_map.python_to_stage().items()},
         }
+
+
+# `.reqntid 384` (or `.reqntid 384, 1, 1`): the threads a block is compiled for
+_REQNTID_RE = re.compile(r"^\s*\.reqntid\s+(\d+)", re.M)
+
+
+def compiled_warps(ptx: str, asked: int) -> int:
+    """The warps a block really runs: a warp-specialized kernel adds its partitions' warps to the
+    `num_warps` asked for (8 asked, 12 compiled: `.reqntid 384`)."""
+    m = _REQNTID_RE.search(ptx)
+    return max(asked, int(m.group(1)) // 32) if m else asked
 
 
 def unavailable(filename: str, note: str) -> Insight:
@@ -133,15 +178,25 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
     # an access by its Python line, and by its chain of call sites (a helper called twice)
     by_line = {(ttgir_lines.to_python.get(a.line), a.kind): a for a in accesses}
     by_chain = {(ttgir_lines.chain(a.line), a.kind): a for a in accesses}
+    # a TMA copy's tile, from the TTGIR op it lowered from (same Python line or call chain, same direction)
+    tiles = {}
+    for c in tma.tma_copies(stages.get("ttgir", "")):
+        tiles.setdefault((ttgir_lines.chain(c.line), c.kind), c)
+        tiles.setdefault((ttgir_lines.to_python.get(c.line), c.kind), c)
     rows = []
     for op in memops.memops_for(isa, stages.get(isa, "")):
         py = isa_map.get(op.line)
+        tile, bits = (), op.bits
+        if op.role == "tma":
+            found = tiles.get((isa_lines.chain(op.line), op.kind)) or tiles.get((py, op.kind))
+            if found is not None:
+                tile, bits = found.shape, found.elem_bits
         access = (by_chain.get((isa_lines.chain(op.line), op.kind)) or by_line.get((py, op.kind))
                   if op.space == "global" else None)
         why = ""
         if access and op.vector * op.bits < access.max_vector * access.elem_bits and access.reasons:
             why = "; ".join(access.reasons)
-        rows.append(MemoryOpRow(op.kind, op.space, op.vector, op.bits, op.line, py, op.text, why,
+        rows.append(MemoryOpRow(op.kind, op.space, op.vector, bits, op.line, py, op.text, why, op.role, tile,
                                 isa_lines.calls.get(op.line, ())))
 
     res = occ = declared = None
@@ -153,7 +208,7 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
                                            ptx=stages.get("ptx"), arch=int(target.arch), kernel=kernel.name,
                                            fmad=bool(kernel.options.get("enable_fp_fusion", True)))
             occ = resources.occupancy(int(target.arch), res.registers, res.shared_bytes,
-                                      int(kernel.options.get("num_warps", 4)))
+                                      compiled_warps(stages.get("ptx", ""), int(kernel.options.get("num_warps", 4))))
         except (ValueError, OSError, RuntimeError) as e:
             notes.append(f"register/resource report unavailable: {e}")
         declared = resources.ptx_registers(stages.get("ptx", ""))
@@ -161,7 +216,17 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
     params = [a.name for a in kernel.args if a.type != "constexpr"]
     addresses = threadmap.ptx_addresses(stages["ptx"], params) if "ptx" in stages else {}
     mappings = tuple(threadmap.tensor_mappings(stages.get("ttgir", "")))
-    return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes), addresses, mappings)
+    asked = int(kernel.options.get("num_warps", 4))
+    warps = compiled_warps(stages.get("ptx", ""), asked) if "ptx" in stages else asked
+    partitions = []
+    for ws in warpspec.warp_specializations(stages.get("ttgir", "")):
+        for p in ws.partitions:
+            py = sorted({ttgir_lines.to_python[n] for n in range(p.first_line, p.last_line + 1)
+                         if n in ttgir_lines.to_python})
+            partitions.append(PartitionRow(p.name, p.warps if p.warps is not None else asked, p.registers,
+                                           p.role, tuple(py)))
+    return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes), addresses, mappings,
+                   warps=warps, partitions=tuple(partitions))
 
 
 # A PTX instruction line, e.g. `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];` (not `.loc`, labels, braces)

@@ -11,9 +11,12 @@ from dataclasses import dataclass
 #   @%p1 atom.global.gpu.acq_rel.add.f32 %r5, [ %rd1 + 0 ], %r4;
 #   cp.async.cg.shared.global [ %r12 + 0 ], [ %rd8 + 0 ], 0x10, %r13;
 #   cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [...]
+#   cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd45, {%r83, %r84}], [%r85];   (a TMA store)
+#   tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.gpu.sync.aligned [...], [...], 0x80;
 _PTX_OP_RE = re.compile(
     r"^\s*(?:@!?%p\d+\s+)?"
-    r"(?P<op>ld|st|atom|red|cp\.async(?:\.bulk(?:\.tensor)?)?|ldmatrix|stmatrix)"
+    r"(?P<op>ld|st|atom|red|cp\.(?:reduce\.)?async(?:\.bulk(?:\.prefetch)?(?:\.tensor)?)?|ldmatrix|stmatrix"
+    r"|tensormap\.cp_fenceproxy)"
     r"(?P<mods>(?:\.[\w:]+)*)\s")
 _PTX_WIDTH_RE = re.compile(r"\.(?:b|u|s|f)(\d+)\b")
 _PTX_VEC_RE = re.compile(r"\.v(\d)\b")
@@ -27,6 +30,8 @@ class MemOp:
     vector: int        # elements per instruction (1, 2, 4, 8)
     bits: int          # bits per element
     text: str          # the instruction, stripped
+    role: str = ""     # "tma": a bulk tensor copy (one thread moves a whole tile: its shape is in the
+                       # TTGIR, see inspectors.read.tma); "tensormap": a TMA descriptor written to global
 
     @property
     def bytes(self) -> int:
@@ -34,10 +39,19 @@ class MemOp:
 
     @property
     def vectorized(self) -> bool:
-        return self.vector > 1 or self.bits >= 64
+        """Wider than one element a thread; a TMA copy moves a whole tile (the widest there is)."""
+        return self.vector > 1 or self.bits >= 64 or self.role == "tma"
 
 
 def _ptx_kind_space(op: str, mods: str) -> tuple[str, str] | None:
+    if op == "tensormap.cp_fenceproxy":
+        return "store", "global"    # a 128-byte TMA descriptor, from shared to global
+    if op.startswith("cp.reduce.async"):
+        return "atomic", "global"   # a bulk reduction into global memory
+    if op.startswith("cp.async.bulk") and ".prefetch" not in op:
+        # the destination's state space comes first: .shared::cta.global loads, .global.shared::cta stores
+        spaces = re.findall(r"\.(global|shared)", mods)
+        return ("store" if spaces[:1] == ["global"] else "load"), "global"
     if op.startswith("cp.async"):
         return "load", "global"     # global -> shared copies: counted as global loads
     if op in ("ldmatrix", "stmatrix"):
@@ -67,11 +81,17 @@ def ptx_memops(text: str) -> tuple[MemOp, ...]:
             size = re.search(r",\s*(0x[0-9a-f]+|\d+)\s*(?:,|;)", line)
             nbytes = int(size.group(1), 0) if size else 16
             vector, bits = max(nbytes // 4, 1), 32
+        role = ""
+        if m["op"] == "tensormap.cp_fenceproxy":
+            size = re.search(r",\s*(0x[0-9a-f]+|\d+)\s*;", line)
+            vector, bits, role = 1, 8 * (int(size.group(1), 0) if size else 128), "tensormap"
+        elif ".bulk" in m["op"] and ".tensor" in m["op"]:
+            vector, bits, role = 1, 0, "tma"
         if m["op"] in ("ldmatrix", "stmatrix"):
             # ldmatrix.sync.aligned.m8n8.x4.shared.b16: each thread gets one 32-bit register per matrix
             count = re.search(r"\.x(\d)", m["mods"])
             vector, bits = (int(count.group(1)) if count else 1), 32
-        ops.append(MemOp(n, kind, space, vector, bits, line.strip()))
+        ops.append(MemOp(n, kind, space, vector, bits, line.strip(), role))
     return tuple(ops)
 
 

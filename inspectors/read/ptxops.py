@@ -33,6 +33,14 @@ FAMILIES: tuple[tuple[str, str], ...] = (
     ("wgmma_wait", r"^wgmma\.wait_group"),
     ("wgmma", r"^wgmma\.mma_async"),                     # Hopper warpgroup MMA, operands in shared memory
     ("mma", r"^mma\.sync"),                              # Ampere warp MMA, operands in registers
+    ("tcgen05_mma", r"^tcgen05\.mma"),                   # Blackwell MMA: operands in shared memory, the
+                                                         # accumulator in tensor memory (TMEM)
+    ("tcgen05_ld", r"^tcgen05\.ld"),                     # TMEM -> registers (the epilogue's read)
+    ("tcgen05_st", r"^tcgen05\.st"),                     # registers -> TMEM
+    ("tcgen05_alloc", r"^tcgen05\.(?:alloc|dealloc|relinquish_alloc_permit)"),
+    ("tcgen05_commit", r"^tcgen05\.(?:commit|wait|fence)"),
+    ("tensormap", r"^tensormap\."),                      # a TMA descriptor built or updated on the device
+    ("setmaxnreg", r"^setmaxnreg"),                      # a warp group's register budget (warp specialization)
     ("ldmatrix", r"^ldmatrix"),
     ("stmatrix", r"^stmatrix"),
     ("mbarrier", r"^mbarrier"),
@@ -45,7 +53,11 @@ FAMILIES: tuple[tuple[str, str], ...] = (
 _FAMILY_RES = tuple((name, re.compile(rx)) for name, rx in FAMILIES)
 # What each family is, for tables
 DESCRIBE = {
-    "tma": "TMA bulk tensor copy (global → shared)", "cp_async": "cp.async copy (global → shared)",
+    "tma": "TMA bulk tensor copy (global ↔ shared)",
+    "tcgen05_mma": "tcgen05.mma (Blackwell tensor cores, accumulator in TMEM)", "tcgen05_ld": "tcgen05.ld (TMEM → registers)",
+    "tcgen05_st": "tcgen05.st (registers → TMEM)", "tcgen05_alloc": "tcgen05.alloc/dealloc (TMEM)",
+    "tcgen05_commit": "tcgen05.commit/wait/fence", "tensormap": "tensormap.* (a TMA descriptor built on the device)",
+    "setmaxnreg": "setmaxnreg (a warp group's register budget)", "cp_async": "cp.async copy (global → shared)",
     "cp_async_commit": "cp.async.commit_group", "cp_async_wait": "cp.async.wait_group",
     "wgmma": "wgmma.mma_async (Hopper tensor cores)", "wgmma_fence": "wgmma.fence",
     "wgmma_commit": "wgmma.commit_group", "wgmma_wait": "wgmma.wait_group",

@@ -6,12 +6,15 @@ sibling imports (`from _math import rotate_half`) and package-relative ones
     # files: {"mypkg/__init__.py": ..., "mypkg/ops/utils.py": ..., ...}; package: "mypkg.ops"
 
 The root is the folder above the file's outermost package (a folder with `__init__.py`),
-or the file's own folder; its Python files are taken, down to a few levels, skipping
-hidden folders, virtual environments and caches, within the worker's limits.
+and its Python files are taken down to a few levels, skipping hidden folders, virtual
+environments and caches; a file outside a package takes the Python files beside it. Within
+the worker's limits, and only names the worker accepts (PROJECT_FILE_RE).
 """
 from __future__ import annotations
 
 from pathlib import Path
+
+from inspectors.base.result import PROJECT_FILE_RE
 
 MAX_FILES = 400                    # inspectors.compile.loading takes at most 500
 MAX_BYTES = 12 << 20               # ... and 16 MB
@@ -32,6 +35,7 @@ def package_root(path: Path) -> tuple[Path, str]:
 def project_of(path: Path) -> tuple[dict[str, str], str]:
     """The project's files (relative path -> text) and the file's package."""
     root, package = package_root(path)
+    depth_limit = MAX_DEPTH if package else 0      # outside a package: the files beside it only
     files: dict[str, str] = {}
     total = 0
     stack = [(root, 0)]
@@ -46,7 +50,7 @@ def project_of(path: Path) -> tuple[dict[str, str], str]:
             if name.startswith(".") or name in _SKIP or entry.is_symlink():
                 continue
             if entry.is_dir():
-                if depth < MAX_DEPTH and not (entry / "pyvenv.cfg").exists():
+                if depth < depth_limit and not (entry / "pyvenv.cfg").exists():
                     stack.append((entry, depth + 1))
             elif name.endswith(".py") and entry.is_file():
                 try:
@@ -56,5 +60,7 @@ def project_of(path: Path) -> tuple[dict[str, str], str]:
                 total += len(text)
                 if len(files) >= MAX_FILES or total > MAX_BYTES:
                     return files, package
-                files[entry.relative_to(root).as_posix()] = text
+                rel = entry.relative_to(root).as_posix()
+                if PROJECT_FILE_RE.match(rel):       # a name the worker would refuse is left out
+                    files[rel] = text
     return files, package

@@ -27,7 +27,7 @@ const OVERSCAN = 60;        // lines drawn above and below the visible ones
 const TAB = 4;              // tab stops (PTX indents with tabs)
 const RUN = /([A-Za-z])(\d+)/g;
 const CODES = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-const CHIPS = [["mem-vec", "vector"], ["mem-scalar", "scalar"], ["mem-shared", "shared"]];
+const CHIPS = [["mem-vec", "vector"], ["mem-scalar", "scalar"], ["mem-shared", "shared"], ["tc", "tensor core"]];
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);

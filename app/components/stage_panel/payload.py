@@ -299,8 +299,8 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
         "heat": {str(n): round(h, 5) for n, h in sorted((heat or {}).items()) if h > 0 and 1 <= n <= len(lines)},
         "open": {"start": at.start, "load": at.load},
         "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
-                    "shared": summary.shared_ops, "widest": summary.widest},
-        "legend": {k: stage_html.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg")},
+                    "shared": summary.shared_ops, "widest": summary.widest, "tensor core": summary.tensor_core},
+        "legend": {k: stage_html.LEGEND[k] for k in ("mem-vec", "mem-scalar", "mem-shared", "sreg", "tc")},
     }
 
 
