@@ -20,7 +20,8 @@ def test_ptx_lines_kinds_and_python_map():
     assert data["lines"] == PTX.splitlines() and data["final_newline"]
     assert data["kinds"] == {"1": "sreg", "2": "mem-vec", "3": "mem-scalar"}
     assert data["py"] == [0, 27, 28, 0]                       # line 9 does not exist: dropped
-    assert data["summary"] == {"lines": 4, "vector": 1, "scalar": 1, "shared": 0, "widest": "v4 × 32-bit"}
+    assert data["summary"] == {"lines": 4, "vector": 1, "scalar": 1, "shared": 0, "widest": "v4 × 32-bit",
+                               "tensor core": 0}
     assert (data["stage"], data["label"], data["file"]) == ("ptx", "PTX", "k.ptx")
 
 
