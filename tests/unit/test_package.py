@@ -78,3 +78,20 @@ def test_no_file_edits_sys_path():
              for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
              if re.search(r"sys\.path\.(insert|append)\(", line) and "# the user's project" not in line]
     assert not edits, "sys.path edits:\n" + "\n".join(edits)
+
+
+def test_tlens_app_opens_a_file_from_disk(tmp_path, monkeypatch):
+    """`tlens app FILE.py [streamlit options]`: the file is TLENS_OPEN (absolute), the rest goes
+    to streamlit; a file that is not there is refused before anything starts."""
+    from inspectors import cli
+    started = []
+    monkeypatch.setattr(cli, "run_app", lambda args: started.append(args) or 0)
+    monkeypatch.delenv("TLENS_OPEN", raising=False)
+    assert cli.main(["app", str(tmp_path / "missing.py")]) == 2 and not started
+    (tmp_path / "driver.py").write_text("def example():\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["app", "driver.py", "--server.port", "8502"]) == 0
+    assert started == [["--server.port", "8502"]]
+    import os
+    assert os.environ["TLENS_OPEN"] == str(tmp_path / "driver.py")
+    assert cli.main(["app", "--server.port", "8503"]) == 0 and started[-1] == ["--server.port", "8503"]
