@@ -15,7 +15,8 @@ and compiled, an edited library kernel is a workspace copy.
 One run, top to bottom (`explorer()` at the end of the file): widget values back
 (`restore_widgets`), the link applied once (`apply_link`), the sidebar (`sidebar`), the editor's
 box (`editor_box`), the compile (`compile_if_asked`), the editor, the results (`show_results`),
-the URL and the kept values written (`finish_run`).
+the URL and the kept values written (`finish_run`); a file opened from disk (`tlens app FILE.py`)
+is then watched (`watch_disk`, a fragment that recompiles it when it is saved).
 """
 from __future__ import annotations
 
