@@ -20,7 +20,8 @@ import re
 from dataclasses import dataclass
 
 _WS_RE = re.compile(r"\bttg\.warp_specialize\(")
-_REGS_RE = re.compile(r"requestedRegisters\s*=\s*array<i32:\s*([\d,\s]+)>")
+# one character class for the numbers and their blanks: `\s*([\d,\s]+)` was quadratic on a run of tabs
+_REGS_RE = re.compile(r"requestedRegisters\s*=\s*array<i32:([\d,\s]*)>")
 _DEFAULT_RE = re.compile(r"^\s*default\s*\{\s*$")
 _PARTITION_RE = re.compile(r"^\s*partition(?P<n>\d+)\(.*\bnum_warps\((?P<warps>\d+)\)\s*\{\s*$")
 # what a partition does, by the ops in it
@@ -72,7 +73,7 @@ def warp_specializations(ttgir: str) -> tuple[WarpSpecialize, ...]:
             continue
         start = i + 1
         regs_m = _REGS_RE.search(lines[i])
-        regs = [int(x) for x in regs_m.group(1).replace(" ", "").split(",") if x] if regs_m else []
+        regs = [int(x) for x in re.sub(r"\s", "", regs_m.group(1)).split(",") if x] if regs_m else []
         parts: list[Partition] = []
         j = i + 1
         while j < len(lines):

@@ -28,7 +28,7 @@ from inspectors.explain import coalescing, coarsening, diff, insight, layout_vie
 from inspectors.explain import vectorization, versions
 from inspectors.read import (callsites, fxgraph, inductor, layouts, lessonfile, lexers, lines_asm, lines_llir,
                              lines_mlir, memops, mlir, ncu_source, passes, ptxops, resources, sourcemap, toolfail,
-                             userfile)
+                             tma, userfile, warpspec)
 
 FIXTURES = next(p / "fixtures" for p in Path(__file__).resolve().parents if (p / "fixtures").is_dir())
 FILE = "vector_add.py"
@@ -224,6 +224,12 @@ READERS = [
      ("ptxas info    : Used 1 registers", "ptxas info    : Compiling entry function '"), "ptxas"),
     ("resources.ptx_local_traffic", resources.ptx_local_traffic, NONE, ("\tld.local",), "ptx"),
     ("resources.sass_local_traffic", resources.sass_local_traffic, NONE, ("        /*0180*/   STL",), "sass"),
+    ("tma.tma_copies", tma.tma_copies, NONE,
+     ("    ttng.async_tma_copy_global_to_local %a[", "ttng.async_tma_copy_local_to_global %d : !tt.tensordesc<128x"),
+     "ttgir"),
+    ("warpspec.warp_specializations", warpspec.warp_specializations, NONE,
+     ("ttg.warp_specialize(%a) attributes {requestedRegisters = array<i32: ", "default {\n",
+      "partition0(%a: i32) num_warps(1) {\n"), "ttgir"),
     ("toolfail.parse_ptxas_error", toolfail.parse_ptxas_error, NONE,
      ("PTXAS error: `ptxas` failed with error code ", "ptxas\nRepro command: "), None),
     ("userfile.is_user_file", lambda t: userfile.is_user_file(t, FILE), NONE, ("/x/",), None),
