@@ -72,11 +72,12 @@ def previous_of(rid: str) -> str | None:
     return older[-1] if older else None
 
 
-def headline(before: str, after: str) -> str:
-    """What changed from record `before` to `after` in their first launch, most telling first
-    ("loads v1 → v4, registers 40 → 56"); "" when nothing did or a record is gone."""
-    infos = {i.id: i for i in all_infos()}
-    a, b = infos.get(before), infos.get(after)
+def headline(before: str, after: str, infos: list[history.RecordInfo]) -> str:
+    """What changed from record `before` to `after` (both among `infos`, all_infos(): the caller
+    lists the history once per run) in their first launch, most telling first ("loads v1 → v4,
+    registers 40 → 56"); "" when nothing did or a record is gone."""
+    by_id = {i.id: i for i in infos}
+    a, b = by_id.get(before), by_id.get(after)
     if a is None or b is None or not a.figures or not b.figures:
         return ""
     return diff.headline(diff.Figures.from_json(a.figures), diff.Figures.from_json(b.figures))

@@ -251,9 +251,10 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
     card, a1, a2, a3 = st.columns([6.2, 1.15, 0.8, 1.0], vertical_alignment="center", gap="small")
     current = ss.get(keys.CURRENT_RECORD)
     previous = records.previous_of(current) if current else None
+    infos = records.all_infos()            # the history, listed once for this run (headline, popover)
     with card:
         panels.render_launch_card(kernel, result)
-        since = records.headline(previous, current) if previous else ""
+        since = records.headline(previous, current, infos) if previous else ""
         if since:
             st.caption(f"Since the previous compile: **{since}**")
     if a1.button("Compare", icon=":material/compare_arrows:", key=keys.COMPARE_PREVIOUS, disabled=previous is None,
@@ -272,11 +273,10 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
     n_compiles = len(records.session_ids())
     with a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "
                     "this session", width="stretch"):
-        infos = records.all_infos()[-15:]
         st.table([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
                    "target": i.target, "options": i.options,
                    "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
-                  for i in reversed(infos)])
+                  for i in reversed(infos[-15:])])
         st.caption("Pick any two on the Compare page.")
     return kernel, stage_col, follow_col
 
