@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from inspectors.base.result import KernelResult
 from inspectors.base.targets import parse as parse_target
-from inspectors.read import memops, ptxops, resources
+from inspectors.explain import insight
+from inspectors.read import memops, ptxops, resources, tma, warpspec
 from inspectors.read.lessonfile import Check
 
 # name -> what it is (README lists these for lesson writers)
@@ -38,6 +39,11 @@ METRICS: dict[str, str] = {
     "instructions": "PTX instructions",
     **{f"count_{name}": f"{desc}: instructions in the PTX" for name, desc in ptxops.DESCRIBE.items()},
     "loop_wait_group": "the cp.async.wait_group argument in the main loop (-1 without one)",
+    "tma_loads": "TMA copies global → shared (cp.async.bulk.tensor) in the PTX",
+    "tma_stores": "TMA copies shared → global in the PTX",
+    "tma_tile_bytes": "bytes of the largest tile one TMA load moves (the descriptor's block shape, from the TTGIR)",
+    "compiled_warps": "warps a program runs as compiled (.reqntid): num_warps plus a warp-specialized loop's partitions",
+    "partitions": "partitions of a warp-specialized loop besides the default one (0: none)",
 }
 _NAMES = frozenset(METRICS)
 
@@ -67,6 +73,15 @@ def kernel_metrics(kernel: KernelResult) -> dict[str, float]:
     out["instructions"] = float(sum(1 for _ in ptxops._instructions(ptx)))
     loop = ptxops.main_loop(ptx)
     out["loop_wait_group"] = float(loop.waits[0]) if loop and loop.waits else -1.0
+    tma_ops = [m for m in ops if m.role == "tma"]
+    out["tma_loads"] = float(sum(m.kind == "load" for m in tma_ops))
+    out["tma_stores"] = float(sum(m.kind == "store" for m in tma_ops))
+    tiles = [c.bytes for c in tma.tma_copies(kernel.stages.get("ttgir", "")) if c.kind == "load"]
+    out["tma_tile_bytes"] = float(max(tiles, default=0))
+    asked = int(kernel.options.get("num_warps", 4) or 4)
+    out["compiled_warps"] = float(insight.compiled_warps(ptx, asked))
+    out["partitions"] = float(sum(p.name != "default" for ws in warpspec.warp_specializations(kernel.stages.get("ttgir", ""))
+                                  for p in ws.partitions))
     out.update(_resources(kernel))
     return out
 
@@ -91,7 +106,7 @@ def _resources(kernel: KernelResult) -> dict[str, float]:
 # how the figures of several kernels combine: counts add up, the narrowest stays narrowest
 _MIN = ("load_vector_min", "store_vector_min", "load_bytes_min", "store_bytes_min", "blocks_per_sm",
         "warps_per_sm", "occupancy_pct", "loop_wait_group")
-_MAX = ("load_vector_max", "store_vector_max", "registers", "spill_bytes", "shared_bytes", "shared_kib")
+_MAX = ("compiled_warps", "partitions", "tma_tile_bytes", "load_vector_max", "store_vector_max", "registers", "spill_bytes", "shared_bytes", "shared_kib")
 
 
 def metrics(kernels, function: str | None = None) -> dict[str, float]:
