@@ -18,7 +18,7 @@ VERSIONS = {"torch": "torch.matmul (cuBLAS)", "ptr": "pointers: cp.async", "tma"
 
 
 def _kib(n: int) -> str:
-    return f"{n / 1024:g} KiB" if n >= 1024 else f"{n} B"
+    return f"{n / 1024:,.1f}".removesuffix(".0") + " KiB" if n >= 1024 else f"{n} B"
 
 
 def copies_panel(ctx: Ctx):
@@ -60,8 +60,9 @@ def partitions_panel(ctx: Ctx):
             st.markdown(f"**{name} · {k.target}**: {asked} warps asked, {found.warps or asked} compiled — "
                         "no warp-specialized loop in its TTGIR.")
             continue
+        extra = sum(p.name != "default" for p in found.partitions)
         st.markdown(f"**{name} · {k.target}**: {asked} warps asked, **{found.warps} compiled** "
-                    f"({len(found.partitions)} partitions)")
+                    f"(the default warps and {extra} partition{'s' if extra != 1 else ''} of their own)")
         table(pd.DataFrame([{"partition": p.name, "warps": p.warps,
                              "registers / thread": str(p.registers) if p.registers is not None else "the rest",
                              "does": p.role, "Python lines of the file": ", ".join(map(str, p.python_lines)) or "—"}
@@ -98,6 +99,10 @@ def measured(ctx: Ctx):
             if base:
                 facts[f"{key}_{size}_vs"] = f"{r['tflops'] / base:.2f}"
     table(pd.DataFrame(rows))
+    for size, runs in data["runs"].items():
+        ptr, tma = (runs.get("ptr") or {}).get("tflops"), (runs.get("tma") or {}).get("tflops")
+        if ptr and tma:
+            facts[f"tma_vs_ptr_{size}"] = f"{tma / ptr:.2f}"
     ran = data.get("kernels", {})
     if ran:
         st.markdown("What ran (the JIT's own compile on that GPU):")

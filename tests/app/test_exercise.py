@@ -89,3 +89,21 @@ def test_the_page_checks_an_edit_and_keeps_it():
     assert editor(at, key).data()["errorLine"] == 1                  # and its editor marks the line
     at.button(key=f"ex_reset_fusion_{step}").click().run()
     assert editor(at, key).value == STARTER.read_text()
+
+
+def test_hopper_exercise_passes_tma_and_fails_pointers_or_a_pointer_store(engine):
+    """The Hopper lesson's exercise: the starter (cp.async loads, st.global store) fails every
+    check; the TMA matmul passes; TMA loads with the store left as pointers fail only the store."""
+    hopper = ROOT / "assets" / "lessons" / "hopper"
+    start, m = _verdict(engine, (hopper / "ptr_matmul.py").read_text(), "hopper", "ptr_matmul.py")
+    assert [r.passed for r in start.results] == [False, False, False]
+    assert m["count_cp_async"] > 0 and m["tma_loads"] == 0 and m["global_stores"] > 0
+    ok, m = _verdict(engine, (hopper / "tma_matmul.py").read_text(), "hopper", "ptr_matmul.py")
+    assert ok.passed, [r.describe() for r in ok.results]
+    assert m["tma_tile_bytes"] == 128 * 64 * 2 and m["tma_stores"] == 1
+    half = (hopper / "tma_matmul.py").read_text().replace(
+        "    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(tl.float16))",
+        "    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n"
+        "    tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16))")
+    verdict, m = _verdict(engine, half, "hopper", "ptr_matmul.py")
+    assert [r.passed for r in verdict.results] == [True, True, False] and m["tma_stores"] == 0

@@ -126,7 +126,7 @@ def _step_clean(at):
     assert "⟨" not in _all_text(at) and "{{" not in _all_text(at)
 
 
-@pytest.mark.parametrize("lesson, steps", [("fusion", 7), ("tiling", 8)])
+@pytest.mark.parametrize("lesson, steps", [("fusion", 7), ("tiling", 8), ("hopper", 5)])
 def test_every_step_of_the_new_lessons_draws_with_every_figure_filled(lesson, steps):
     measured = (ROOT / "assets" / "gpu" / "gpu_lessons.json").exists()
     for step in range(1, steps + 1):
@@ -231,3 +231,21 @@ def test_the_measured_steps_draw_a_gpu_run(tmp_path, monkeypatch):
     at = _open({"lesson": "tiling", "step": "8"})
     checks = at.table[1].value
     assert set(checks["figure"]) >= {"registers per thread", "theoretical occupancy (%)"} and "True" in str(list(checks["agrees"]))
+
+
+def test_hopper_lesson_counts_copies_and_partitions():
+    at = _open({"lesson": "hopper", "step": "2"})
+    assert not at.error, [e.value for e in at.error]
+    text = _markdown(at)
+    assert "**2 copy instructions where the pointer version issued\n2048**" in text
+    assert "mbarrier.arrive.expect_tx ... 32768" in text
+    df = at.table[0].value
+    assert list(df["threads issuing"]) == [256, 1] and list(df["bytes each"]) == ["16 B", "16 KiB"]
+    at = _open({"lesson": "hopper", "step": "3"})
+    assert not at.error and not at.warning, [w.value for w in at.warning]
+    assert "compiled for\n**12**" in _markdown(at) and "**8 warps, 0\npartitions**" in _markdown(at)
+    parts = at.table[0].value
+    assert list(parts["partition"]) == ["default", "partition0", "partition1"]
+    assert sorted(parts["warps"]) == [1, 2, 8]
+    at = _open({"lesson": "hopper", "step": "4"})
+    assert "H100" in _markdown(at) and not at.warning, [w.value for w in at.warning]

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from browser import SHOTS, require_chromium
-from conftest import SNIPPETS
+from conftest import ROOT, SNIPPETS
 from editor_helpers import editor_text, fill_editor
 
 require_chromium()
@@ -40,7 +40,7 @@ def _drawn(page, lesson: str, step: int):
 
 
 TITLES = {"coarsening": "Thread coarsening", "coalescing": "Coalescing", "fusion": "Kernel fusion",
-          "tiling": "Tiling and pipelining"}
+          "tiling": "Tiling and pipelining", "hopper": "Copy engines: cp.async, TMA, warp specialization"}
 
 
 def _next(page, lesson: str, step: int, total: int):
@@ -120,6 +120,7 @@ def test_a_link_opens_the_step_and_the_layouts_page(page, server):
 # ---- the fusion and tiling lessons at a projector's 1280x720 ------------------------------------
 FUSION = ["graph", "bytes", "ptx", "inductor", "exercise", "measured", "seed"]
 TILING = ["tile", "sm80", "sm90", "blocks", "stages", "grouping", "exercise", "measured"]
+HOPPER = ["cpasync", "tma", "warpspec", "measured", "exercise"]
 
 
 @pytest.fixture()
@@ -176,3 +177,10 @@ def test_tiling_lesson_at_1280x720(projector, server):
     _run_lesson(projector, server, "tiling", TILING,
                 lambda page, i: _solve(page, "tiling", i, "matmul.py — edit it, then press Check",
                                        lambda text: text.replace("BLOCK_N: int = 256", "BLOCK_N: int = 128")))
+
+
+def test_hopper_lesson_at_1280x720(projector, server):
+    """cp.async → TMA → warp specialization; the exercise solved with the lesson's TMA matmul."""
+    tma = (ROOT / "assets" / "lessons" / "hopper" / "tma_matmul.py").read_text()
+    _run_lesson(projector, server, "hopper", HOPPER,
+                lambda page, i: _solve(page, "hopper", i, "ptr_matmul.py — edit it, then press Check", lambda _: tma))

@@ -74,7 +74,7 @@ def test_the_bundled_lessons_and_the_template_load():
     found = store.load_all([BUNDLED], _known())
     assert not found.errors, found.errors
     assert [(l.slug, len(l.steps)) for l in found.lessons] == [("coarsening", 7), ("coalescing", 6), ("fusion", 7),
-                                                                ("tiling", 8)]
+                                                                ("tiling", 8), ("hopper", 5)]
     assert not any(p.name.startswith("_") for p in store.lesson_files(BUNDLED))       # the template stays out
     template = parse((BUNDLED / "_TEMPLATE.md").read_text(), "_TEMPLATE.md", "template", _known())
     assert template.steps[1].exercise.checks[0].metric == "load_vector_min"
