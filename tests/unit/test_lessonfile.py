@@ -124,7 +124,7 @@ def test_a_teachers_folder_adds_replaces_and_reports(tmp_path):
     (tmp_path / "coalescing.md").write_text(TEACHER.replace("Loads in one picture", "Our coalescing"))
     (tmp_path / "missing.md").write_text(TEACHER.replace("my_add.py", "gone.py"))
     found = store.load_all([BUNDLED, tmp_path], _known())
-    assert [l.slug for l in found.lessons] == ["coarsening", "fusion", "tiling", "loads", "coalescing"]   # by order
+    assert [l.slug for l in found.lessons] == ["coarsening", "fusion", "tiling", "hopper", "loads", "coalescing"]   # by order
     assert found.get("coalescing").title == "Our coalescing" and found.replaced == ("coalescing",)
     errors = {os.path.basename(e.file): (e.line, e.message) for e in found.errors}
     assert errors["broken.md"][0] == 10 and "step \"Scalar or vector\"" in errors["broken.md"][1]
