@@ -25,7 +25,7 @@ from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.compile.engine import Engine, Engines
 from inspectors.explain.insight import Insight, analyze, summarize_stage, unavailable
 from inspectors.explain.insight import of as of_worker
-from inspectors.read import sass, sourcemap
+from inspectors.read import liveregs, sass, sourcemap
 from inspectors.read.sourcemap import SourceMap
 from inspectors.store.results import ResultCache, key_of
 
@@ -287,6 +287,21 @@ def _base_insight(kernel: KernelResult, filename: str) -> Insight:
         while len(_insights) > _SHARED_ITEMS:
             _insights.popitem(last=False)
     return found
+
+
+@st.cache_data(show_spinner="Reading the live registers of every SASS instruction…", max_entries=32)
+def _pressure(cubin_b64: str, sass_text: str, ptx: str, filename: str):
+    return liveregs.of_kernel(cubin_b64, sass_text, ptx, filename)
+
+
+def register_pressure(kernel: KernelResult, filename: str):
+    """Live registers per Python line (inspectors.read.liveregs), or the SassError message."""
+    if not kernel.cubin or "ptx" not in kernel.stages:
+        return "live registers come from the cubin: CUDA targets only"
+    try:
+        return _pressure(kernel.cubin, stage_text(kernel, "sass"), kernel.stages["ptx"], kernel.home(filename))
+    except sass.SassError as e:
+        return e.message
 
 
 @st.cache_data(show_spinner=False, max_entries=64)

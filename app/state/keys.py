@@ -36,6 +36,7 @@ TIMEOUT = "timeout"
 LAUNCH = "launch"                 # which launch of example() is shown
 FOLLOW = "follow"                 # the followed Python line
 HEAT = "heat"                     # "Measured heat" toggle
+REGS = "live-regs"                # "Live registers" toggle (bars in the Python panel)
 COMPILE = "compile"               # the Compile button
 COMPILE_PRESENT = "compile-present"   # Compile on the present bar
 COMPARE_PREVIOUS = "compare-previous"

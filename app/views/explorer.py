@@ -345,14 +345,39 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
     elif measured is not None and st.toggle("Measured heat", key=keys.HEAT, help=profile_view.label(measured)):
         heat = profile_view.heat_by_stage(measured, smap, mapped)
         profile_view.render_hottest(measured, kernel.stages["source"], kernel, smap)
+    regs = _live_registers(kernel, filename, insight) if st.toggle(
+        "Live registers", key=keys.REGS, help="Bars in the Python panel: the most registers live at each line's "
+        "SASS instructions (nvdisasm's life ranges), and the lines that spill.") else None
+    home = kernel.home(filename).rsplit("/", 1)[-1]
+    marks: dict[int, str] = {}
+    for r in insight.remarks:
+        if r.line and r.file == home:
+            marks[r.line] = (marks[r.line] + " · " if r.line in marks else "") + f"{r.kind}: {r.message}"
     panels.render_panels(kernel, chosen, smap, mapped, keys.FOLLOW, selected_py,
-                         result.triton_version if len(services.triton_versions()) > 1 else "", heat)
+                         result.triton_version if len(services.triton_versions()) > 1 else "", heat, marks, regs)
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
-    panels.render_insight(insight, kernel, source_lines)
+    panels.render_insight(insight, kernel, source_lines, keys.FOLLOW, mapped)
     panels.render_output(result.output)
     return dict(panels=chosen, launch=ss.get(keys.LAUNCH) if len(result.kernels) > 1 else None,
                 line=selected_py, run=True)
+
+
+def _live_registers(kernel, filename: str, insight) -> dict[int, int] | None:
+    """Live registers per Python line for the panel's bars, and the sentence that reads them."""
+    p = services.register_pressure(kernel, filename)
+    if isinstance(p, str):
+        st.caption(f"Live registers unavailable: {p}")
+        return None
+    top = p.peak_line()
+    allocated = insight.resources.registers if insight.resources else None
+    text = (f"Line {top} holds the most live registers: **{p.by_line[top]}**" if top else "No line information")
+    text += f" (ptxas allocated {allocated} a thread)." if allocated else "."
+    if p.spill_stores or p.spill_loads:
+        text += (f" Spills: stored on {', '.join(f'line {n}' for n in sorted(p.spill_stores))}"
+                 f"{'; read back on ' + ', '.join(f'line {n}' for n in sorted(p.spill_loads)) if p.spill_loads else ''}.")
+    st.caption(text)
+    return p.by_line
 
 
 def finish_run(shown: dict) -> None:

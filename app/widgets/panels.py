@@ -42,7 +42,7 @@ def parse_overrides(text: str) -> dict:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
-                   heat_key: str = "", kernel_name: str = "") -> bytes:
+                   heat_key: str = "", kernel_name: str = "", marks_key: str = "", regs_key: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text.
     Room for a class's kernels: 300 students on 80 kernel/target/warps choices open ~240
     panels, and with 48 entries they were tokenized again and again (the busiest app code
@@ -54,8 +54,10 @@ def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label
         if sites:
             calls[int(n)] = tuple(int(c) for c in sites[0].split("."))
     heat = {int(n): float(h) for n, h in (pair.split(":") for pair in filter(None, heat_key.split(",")))}
+    marks = {int(n): t for n, t in (pair.split(":", 1) for pair in filter(None, marks_key.split("\x00")))}
+    regs = {int(n): int(r) for n, r in (pair.split(":") for pair in filter(None, regs_key.split(",")))}
     return payload.encode(payload.build(stage_name, text, filename, py_lines, label, calls=calls, heat=heat,
-                                        kernel_name=kernel_name or None))
+                                        kernel_name=kernel_name or None, marks=marks, regs=regs))
 
 
 def short_path(path: str) -> str:
@@ -69,7 +71,8 @@ def short_path(path: str) -> str:
 
 def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, int] | None = None,
                        on_follow: Callable[[int], None] | None = None, triton_version: str = "",
-                       calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None) -> None:
+                       calls: dict[int, tuple] | None = None, heat: dict[int, float] | None = None,
+                       marks: dict[int, str] | None = None, regs: dict[int, int] | None = None) -> None:
     """One panel, any stage: title, legend, search, wrap, type size, download and the
     highlighted lines, drawn in the browser; it opens at the launched function and its first
     global load (`payload.opening`), or at the followed line. `py_lines` (stage line -> Python line) makes
@@ -92,16 +95,20 @@ def render_stage_panel(stage: Stage, kernel: KernelResult, py_lines: dict[int, i
     py_key = ",".join(f"{n}:{p}" + (":" + ".".join(map(str, calls[n])) if calls.get(n) else "")
                       for n, p in sorted((py_lines or {}).items()))
     heat_key = ",".join(f"{n}:{h:.5f}" for n, h in sorted((heat or {}).items()))
+    marks_key = "\x00".join(f"{n}:{t.replace(chr(0), ' ')}" for n, t in sorted((marks or {}).items()))
+    regs_key = ",".join(f"{n}:{r}" for n, r in sorted((regs or {}).items()))
     label = f"{stage.label} · Triton {triton_version}" if triton_version else None
     if stage.name == "source" and kernel.source_path:      # written in a library or a module beside the file
         label = f"{label or stage.label} · {short_path(kernel.source_path)}"
-    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key, kernel.name)
+    blob = _panel_payload(stage.name, text, f"{kernel.name}.{stage.ext}", py_key, label, heat_key, kernel.name,
+                          marks_key, regs_key)
     stage_panel(blob, key=f"panel-{stage.name}-{kernel.launch}", on_follow=on_follow)
 
 
 def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[int], follow_key: str,
                   selected_py: int | None, triton_version: str = "",
-                  heat: dict[str, dict[int, float]] | None = None) -> None:
+                  heat: dict[str, dict[int, float]] | None = None, marks: dict[int, str] | None = None,
+                  regs: dict[int, int] | None = None) -> None:
     """The chosen stages side by side. A click on a line follows its Python line in every
     panel at once (in the browser) and then sets the `follow_key` selectbox. `heat`: per
     stage, line -> share of a measured profile's samples (app/widgets/profile_view.py)."""
@@ -116,7 +123,8 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
             py_lines = {n: n for n in mapped} if name == "source" else dict(sl.to_python) if sl else {}
             calls = {n: sl.call_sites(n) for n in sl.calls} if sl else {}
             render_stage_panel(stages.get(name), kernel, py_lines, follow, triton_version, calls,
-                               (heat or {}).get(name))
+                               (heat or {}).get(name), marks if name == "source" else None,
+                               regs if name == "source" else None)
 
 
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
@@ -210,12 +218,17 @@ def render_output(output: str) -> None:
             st.code(output, language=None)
 
 
-def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> None:
-    """Below the panels: memory operations, registers and occupancy, stage counts."""
+def render_insight(insight, kernel: KernelResult, source_lines: list[str], follow_key: str | None = None,
+                   mapped: list[int] | None = None) -> None:
+    """Below the panels: why (remarks by line), memory operations, registers and occupancy,
+    stage counts. `follow_key`: the followed-line selectbox, set when a remark's row is clicked."""
     if insight.cut:
         st.warning(insight.cut, icon=":material/timer_off:")
-    mem, threads, regs, summary = st.tabs(["Memory operations", "Programs & threads", "Registers & occupancy",
-                                           "Stage summary"])
+    n = len(insight.remarks)
+    why, mem, threads, regs, summary = st.tabs([f"Why ({n})" if n else "Why", "Memory operations",
+                                                "Programs & threads", "Registers & occupancy", "Stage summary"])
+    with why:
+        _why(insight, source_lines, follow_key, mapped or [])
     with mem:
         _memory_table(insight, source_lines)
     with threads:
@@ -227,6 +240,34 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str]) -> No
                  "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
                 for name, s in insight.summaries.items()]
         st.dataframe(rows, hide_index=True, width="stretch")
+
+
+_WHY_ICON = {"warning": "⚠", "remark": "✎", "note": "✎", "info": "·"}
+
+
+def _why(insight, source_lines: list[str], follow_key: str | None, mapped: list[int]) -> None:
+    """The compiler's remarks and the findings (inspectors.explain.remarks), one row each; a
+    click on a row follows its line in every panel."""
+    if not insight.remarks:
+        st.caption("No remark: no loop loads from global memory, no layout conversion, every access as wide "
+                   "as its layout allows, and the compiler printed no remark or warning.")
+        return
+    rows = [{"line": r.line, "file": r.file, "kind": r.kind, "": _WHY_ICON.get(r.severity, ""),
+             "source": (source_lines[r.line - 1].strip()[:60] if r.line and r.file == insight.source_map.filename.rsplit("/", 1)[-1]
+                        and r.line <= len(source_lines) else ""), "why": r.message}
+            for r in insight.remarks]
+    st.caption("Why: each loop (pipelined or not, and the reason), each layout conversion (through shared memory "
+               "or not), each access narrower than its layout allows, and the compiler's own remarks and warnings "
+               "(MLIR diagnostics of this compile). ⚠ costs time. Click a row to follow its line.")
+
+    def follow() -> None:
+        picked = st.session_state.get("why_table")
+        sel = getattr(picked, "selection", None) or (picked or {}).get("selection", {})
+        chosen = list(sel.get("rows", [])) if isinstance(sel, dict) else list(getattr(sel, "rows", []))
+        if chosen and follow_key and rows[chosen[0]]["line"] in mapped:
+            st.session_state[follow_key] = rows[chosen[0]]["line"]
+    st.dataframe(rows, hide_index=True, width="stretch", key="why_table", on_select=follow,
+                 selection_mode="single-row", column_config={"why": st.column_config.TextColumn(width="large")})
 
 
 def _memory_table(insight, source_lines: list[str], html_table: bool = False) -> None:

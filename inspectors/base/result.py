@@ -65,6 +65,7 @@ class KernelResult:
     analysis: dict = field(default_factory=dict)   # the worker's insight.Insight, as codec.to_plain made it
     source_path: str = ""        # where the kernel is written when not in the user's file (a library,
                                  # a module beside it), as its line info spells it; stages["source"] is that file
+    diagnostics: str = ""        # the compiler's remarks and warnings for this compile (MLIR diagnostics, as printed)
 
     def home(self, filename: str) -> str:
         """The file the kernel's line info maps to: its own file, else the user's `filename`."""

@@ -13,6 +13,7 @@ from inspectors.commands import error_json, fail
 from inspectors.compile.engine import Engine, Engines
 from inspectors.explain.insight import analyze
 from inspectors.store import project
+from inspectors.read import liveregs, sass
 from inspectors.explain.insight import of as of_worker
 
 
@@ -54,11 +55,21 @@ def cmd_compile(args) -> int:
 
 def _json(result: CompileResult, filename: str) -> dict:
     """Each kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
-    memory_ops, source_map (line numbers are 1-based lines of the stage texts)."""
+    memory_ops, source_map, remarks (line numbers are 1-based lines of the stage texts); with
+    SASS, register_pressure (Python line -> most live registers), register_peak and spills."""
     kernels = []
     for kernel in result.kernels:
         data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
         data.update((of_worker(kernel, filename) or analyze(kernel, kernel.stages, filename)).to_json())
+        if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
+            try:
+                p = liveregs.of_kernel(kernel.cubin, kernel.stages["sass"], kernel.stages["ptx"], kernel.home(filename))
+                data["register_pressure"] = {str(n): r for n, r in sorted(p.by_line.items())}
+                data["register_peak"] = p.peak
+                data["spills"] = {"stores": {str(n): c for n, c in sorted(p.spill_stores.items())},
+                                  "loads": {str(n): c for n, c in sorted(p.spill_loads.items())}}
+            except sass.SassError as e:
+                data["register_pressure_error"] = e.message
         kernels.append(data)
     return {"kernels": kernels, "output": result.output,
             "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}

@@ -31,6 +31,7 @@ from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
 from inspectors.compile import analysis, gpu_view, journal, loading
+from inspectors.compile import diagnostics as capture
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
 
@@ -210,8 +211,10 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     source, source_path = home[1] if home else req.source, home[0] if home else ""
     folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args, {"source": source},
                                                                    index, label, source_path=source_path))
+    diag_path, wall0 = output_path.parent / f"diagnostics-{index}.txt", time.time()
     try:
-        with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else nullcontext():
+        with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else \
+                capture.Diagnostics(diag_path, output_path):
             compiled = shim.compile_launch(launch, gtarget, journal_dir=folder, repro_dir=_repro_dir())
     except shim.StageFailure as e:
         failed = _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0)
@@ -239,10 +242,12 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     passes = ()
     if req.pass_dump:
         passes = parse_dump((output_path.parent / f"passes-{index}.txt").read_text(errors="replace"))
+    diagnostics = "" if req.pass_dump else capture.remembered(compiled, diag_path, wall0, lambda: shim.compile_launch(
+        launch, gtarget, journal_dir=folder, repro_dir=_repro_dir()))
     return KernelResult(
         name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
-        passes=passes, source_path=source_path), sass
+        passes=passes, source_path=source_path, diagnostics=diagnostics), sass
 
 
 def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,

@@ -19,6 +19,7 @@ from inspectors.read import resources
 from inspectors.read import sourcemap
 from inspectors.read import tma
 from inspectors.read import warpspec
+from inspectors.explain import remarks as remarks_mod
 from inspectors.explain import threadmap
 from inspectors.explain import vectorization
 from inspectors.base import codec
@@ -108,6 +109,7 @@ class Insight:
     cut: str = ""                                     # why the analysis is missing (over its time budget, failed)
     warps: int = 0                                    # warps a block is compiled for (.reqntid): asked + partitions'
     partitions: tuple[PartitionRow, ...] = ()         # a warp-specialized loop's partitions, default first
+    remarks: tuple[remarks_mod.Remark, ...] = ()      # why: the compiler's remarks and the findings, by line
 
     def to_json(self) -> dict:
         r = self.resources
@@ -130,6 +132,8 @@ class Insight:
                            for m in self.memory_ops],
             "source_map": {str(py): {s: list(ls) for s, ls in per.items()}
                            for py, per in self.source_map.python_to_stage().items()},
+            "remarks": [{"line": r.line, "file": r.file, "kind": r.kind, "severity": r.severity, "message": r.message,
+                         "stage_lines": {s: list(ls) for s, ls in r.stage_lines.items()}} for r in self.remarks],
         }
 
 
@@ -225,8 +229,10 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
                          if n in ttgir_lines.to_python})
             partitions.append(PartitionRow(p.name, p.warps if p.warps is not None else asked, p.registers,
                                            p.role, tuple(py)))
+    why = remarks_mod.remarks(stages, smap, rows, kernel.diagnostics, int(kernel.options.get("num_stages", 3) or 1),
+                              filename.rsplit("/", 1)[-1], kernel.source_path)
     return Insight(tuple(rows), accesses, smap, res, occ, declared, summaries, tuple(notes), addresses, mappings,
-                   warps=warps, partitions=tuple(partitions))
+                   warps=warps, partitions=tuple(partitions), remarks=why)
 
 
 # A PTX instruction line, e.g. `	@%p1 ld.global.v4.b32 { %r1, ... }, [ %rd1 + 0 ];` (not `.loc`, labels, braces)

@@ -42,7 +42,7 @@ class SassError(RuntimeError):
 class Disassembly:
     """Starts nvdisasm at once; `result()` waits for the text, or raises SassError."""
 
-    def __init__(self, cubin: bytes):
+    def __init__(self, cubin: bytes, flags: tuple[str, ...] = ("-c", "-gi")):
         self.proc = None
         self.path = None
         tool = nvidia_tool("nvdisasm")
@@ -53,7 +53,7 @@ class Disassembly:
         folder = Path(tempfile.mkdtemp(prefix="tlens-sass-"))
         self.path = str(folder / "kernel.cubin")
         Path(self.path).write_bytes(cubin)
-        self.argv = [str(tool), "-c", "-gi", self.path]
+        self.argv = [str(tool), *flags, self.path]
         self.proc = subprocess.Popen(sandbox.tool_argv(self.argv, folder), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, errors="replace", env=sandbox.popen_env())
 
@@ -81,3 +81,9 @@ def disassemble(cubin: bytes) -> str:
 
 def disassemble_b64(cubin_b64: str) -> str:
     return disassemble(base64.b64decode(cubin_b64))
+
+
+def life_ranges_b64(cubin_b64: str) -> str:
+    """`nvdisasm -c -plr -lrm count`: each instruction with the live registers after it, in a
+    trailing `// | GPR | PRED | UGPR | UPRED |` column (inspectors.read.liveregs reads it)."""
+    return Disassembly(base64.b64decode(cubin_b64), ("-c", "-plr", "-lrm", "count")).result()

@@ -112,6 +112,11 @@ def report(request: CompileRequest, result: CompileResult, filename: str,
                 f"| occupancy | {_na(f.occupancy)} |", "",
                 "| stage | lines | instructions |", "|---|---|---|"]
         out += [f"| {name} | {n} | {dict(f.instructions).get(name, '')} |" for name, n in f.lines]
+        if insight.remarks:
+            out += ["", "Why (the compiler's remarks and the findings, by Python line):", "",
+                    "| line | kind | remark | stage lines |", "|---|---|---|---|"]
+            out += [f"| {f'{r.file}:{r.line}' if r.line else r.file} | {r.kind} | {_cell(r.message)} | "
+                    f"{'; '.join(f'{s} {_ranges(ls)}' for s, ls in r.stage_lines.items())} |" for r in insight.remarks]
         if insight.memory_ops:
             out += ["", "Memory operations:", "", "| line | Python line | instruction | why not wider |",
                     "|---|---|---|---|"]

@@ -357,6 +357,20 @@ class Panel {
       div.dataset.heat = (100 * heat).toFixed(1) + " % of samples";
       div.title = (div.title ? div.title + " · " : "") + div.dataset.heat;
     }
+    const mark = d.marks && d.marks[i + 1];       // why: remarks on this line
+    if (mark) {
+      div.classList.add("why");
+      div.dataset.why = mark;
+      div.title = (div.title ? div.title + " · " : "") + mark;
+    }
+    const regs = d.regs && d.regs[i + 1];         // the most live registers at this line's instructions
+    if (regs) {
+      if (!d.regsMax) d.regsMax = Math.max(...Object.values(d.regs));
+      div.classList.add("regs");
+      div.style.setProperty("--regs", String(regs / d.regsMax));
+      div.dataset.regs = regs + " live registers";
+      div.title = (div.title ? div.title + " · " : "") + div.dataset.regs;
+    }
     const t = el("span", "t");
     let pos = 0, m;
     RUN.lastIndex = 0;

@@ -269,13 +269,17 @@ def opening(stage_name: str, text: str, kernel_name: str | None, ops=None) -> Op
 
 def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | None = None,
           label: str | None = None, calls: dict[int, tuple[int, ...]] | None = None,
-          heat: dict[int, float] | None = None, kernel_name: str | None = None) -> dict:
+          heat: dict[int, float] | None = None, kernel_name: str | None = None,
+          marks: dict[int, str] | None = None, regs: dict[int, int] | None = None) -> dict:
     """The panel's data. `py_lines`: stage line (1-based) -> Python line, for click-to-follow.
     `calls`: for lines of inlined `@triton.jit` helper code, the kernel lines that called it,
     innermost call first (following a call site lights them; a followed line says its call).
     `heat`: line -> share of a measured profile's samples (inspectors.explain.profile): drawn
     as a bar behind the line, as long as the share over the panel's largest one.
-    `kernel_name`: the launched function, where the panel opens (`opening`)."""
+    `kernel_name`: the launched function, where the panel opens (`opening`). `marks`: line -> the
+    remarks on it (inspectors.explain.remarks), a mark in the gutter with the text as its tooltip.
+    `regs`: line -> the most live registers at its instructions (inspectors.read.liveregs), a bar
+    at the line's right end, as long as its count over the panel's largest."""
     stage = stages.get(stage_name)
     lines = split_lines(text)
     ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
@@ -297,6 +301,8 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
         "py": py,
         "calls": {str(n): list(c) for n, c in sorted((calls or {}).items()) if c and 1 <= n <= len(lines)},
         "heat": {str(n): round(h, 5) for n, h in sorted((heat or {}).items()) if h > 0 and 1 <= n <= len(lines)},
+        "marks": {str(n): t[:2000] for n, t in sorted((marks or {}).items()) if t and 1 <= n <= len(lines)},
+        "regs": {str(n): int(r) for n, r in sorted((regs or {}).items()) if r > 0 and 1 <= n <= len(lines)},
         "open": {"start": at.start, "load": at.load},
         "summary": {"lines": len(lines), "vector": summary.vector_ops, "scalar": summary.scalar_ops,
                     "shared": summary.shared_ops, "widest": summary.widest, "tensor core": summary.tensor_core},
