@@ -245,29 +245,35 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str], follo
 _WHY_ICON = {"warning": "⚠", "remark": "✎", "note": "✎", "info": "·"}
 
 
+_MD_SPECIAL = str.maketrans({c: "\\" + c for c in "\\`*_[]<>#|~$"})
+
+
+def _follow_line(follow_key: str, line: int) -> None:
+    st.session_state[follow_key] = line
+
+
 def _why(insight, source_lines: list[str], follow_key: str | None, mapped: list[int]) -> None:
-    """The compiler's remarks and the findings (inspectors.explain.remarks), one row each; a
-    click on a row follows its line in every panel."""
+    """The compiler's remarks and the findings (inspectors.explain.remarks), one link each; a
+    click follows its line in every panel."""
     if not insight.remarks:
         st.caption("No remark: no loop loads from global memory, no layout conversion, every access as wide "
                    "as its layout allows, and the compiler printed no remark or warning.")
         return
-    rows = [{"line": r.line, "file": r.file, "kind": r.kind, "": _WHY_ICON.get(r.severity, ""),
-             "source": (source_lines[r.line - 1].strip()[:60] if r.line and r.file == insight.source_map.filename.rsplit("/", 1)[-1]
-                        and r.line <= len(source_lines) else ""), "why": r.message}
-            for r in insight.remarks]
-    st.caption("Why: each loop (pipelined or not, and the reason), each layout conversion (through shared memory "
-               "or not), each access narrower than its layout allows, and the compiler's own remarks and warnings "
-               "(MLIR diagnostics of this compile). ⚠ costs time. Click a row to follow its line.")
-
-    def follow() -> None:
-        picked = st.session_state.get("why_table")
-        sel = getattr(picked, "selection", None) or (picked or {}).get("selection", {})
-        chosen = list(sel.get("rows", [])) if isinstance(sel, dict) else list(getattr(sel, "rows", []))
-        if chosen and follow_key and rows[chosen[0]]["line"] in mapped:
-            st.session_state[follow_key] = rows[chosen[0]]["line"]
-    st.dataframe(rows, hide_index=True, width="stretch", key="why_table", on_select=follow,
-                 selection_mode="single-row", column_config={"why": st.column_config.TextColumn(width="large")})
+    st.caption("Each loop (pipelined or not, and why), each layout conversion (through shared memory or not), "
+               "each access narrower than its layout allows, and the compiler's own remarks and warnings (its "
+               "MLIR diagnostics for this compile). ⚠ costs time. Click one to follow its line.")
+    home = insight.source_map.filename.rsplit("/", 1)[-1]
+    for i, r in enumerate(insight.remarks[:200]):
+        where = f"line {r.line}" if r.line else "no line"
+        if r.file != home:
+            where = f"{r.file}:{r.line}" if r.line else r.file
+        code = (source_lines[r.line - 1].strip()[:60] if r.line and r.file == home and r.line <= len(source_lines)
+                else "")
+        label = (f"{_WHY_ICON.get(r.severity, '')} **{where}** · {r.kind}"
+                 f"{' · `' + code.replace('`', '') + '`' if code else ''} — {r.message.translate(_MD_SPECIAL)}")
+        clickable = bool(follow_key) and r.file == home and r.line in mapped
+        st.button(label, key=f"why-{i}", type="tertiary", disabled=not clickable,
+                  on_click=_follow_line if clickable else None, args=(follow_key, r.line) if clickable else None)
 
 
 def _memory_table(insight, source_lines: list[str], html_table: bool = False) -> None:

@@ -279,7 +279,7 @@ def build(stage_name: str, text: str, filename: str, py_lines: dict[int, int] | 
     `kernel_name`: the launched function, where the panel opens (`opening`). `marks`: line -> the
     remarks on it (inspectors.explain.remarks), a mark in the gutter with the text as its tooltip.
     `regs`: line -> the most live registers at its instructions (inspectors.read.liveregs), a bar
-    at the line's right end, as long as its count over the panel's largest."""
+    under the line, as long as its count over the panel's largest."""
     stage = stages.get(stage_name)
     lines = split_lines(text)
     ops = memops.memops_for(stage_name, text)           # once, for the colours and the legend
