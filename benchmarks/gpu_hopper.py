@@ -1,6 +1,6 @@
 """The Hopper lesson's GPU figures (assets/lessons/hopper.md), in one call on a GPU machine:
 
-    python3 benchmarks/gpu_hopper.py --out DIR      # then commit DIR/gpu_hopper.json as assets/gpu/gpu_hopper.json
+    PYTHONPATH=$PWD python3 benchmarks/gpu_hopper.py --out DIR   # then commit DIR/gpu_hopper.json as assets/gpu/gpu_hopper.json
 
 The lesson's three kernel files (assets/lessons/hopper/: pointers and cp.async, TMA, the persistent
 warp_specialize loop) at 4096^3 and 8192^3 fp16, each checked against torch.matmul, then timed with
@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 LESSON_DIR = ROOT / "assets" / "lessons" / "hopper"
 SIZES = (4096, 8192)
 STEPS = (("ptr", "ptr_matmul.py", "matmul_kernel"), ("tma", "tma_matmul.py", "tma_matmul_kernel"),

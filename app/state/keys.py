@@ -37,6 +37,7 @@ LAUNCH = "launch"                 # which launch of example() is shown
 FOLLOW = "follow"                 # the followed Python line
 HEAT = "heat"                     # "Measured heat" toggle
 REGS = "live-regs"                # "Live registers" toggle (bars in the Python panel)
+WHY_LINK = "why-"                 # + n: the Why list's n-th entry (a link that follows its line)
 COMPILE = "compile"               # the Compile button
 COMPILE_PRESENT = "compile-present"   # Compile on the present bar
 COMPARE_PREVIOUS = "compare-previous"

@@ -9,6 +9,7 @@ import streamlit as st
 from app.backend import services
 from app.render import stage_html
 from app.widgets import present
+from app.state import keys
 from app.components.stage_panel import page_state, payload, stage_panel
 from inspectors.base import stages
 from inspectors.base.errors import CompileError
@@ -272,7 +273,7 @@ def _why(insight, source_lines: list[str], follow_key: str | None, mapped: list[
         label = (f"{_WHY_ICON.get(r.severity, '')} **{where}** · {r.kind}"
                  f"{' · `' + code.replace('`', '') + '`' if code else ''} — {r.message.translate(_MD_SPECIAL)}")
         clickable = bool(follow_key) and r.file == home and r.line in mapped
-        st.button(label, key=f"why-{i}", type="tertiary", disabled=not clickable,
+        st.button(label, key=f"{keys.WHY_LINK}{i}", type="tertiary", disabled=not clickable,
                   on_click=_follow_line if clickable else None, args=(follow_key, r.line) if clickable else None)
 
 

@@ -64,10 +64,9 @@ def remembered(compiled, diag_path: Path, started: float, recompile) -> str:
     A cache entry from before that (no sidecar) is compiled once more to hear it. `started`:
     time.time() when this compile began (a cache entry older than that was not made now)."""
     text = read_text(diag_path, Diagnostics.LIMIT)
-    try:
-        from triton.runtime.cache import get_cache_manager
-        folder = Path(get_cache_manager(compiled.hash).cache_dir)
-    except Exception:  # noqa: BLE001 - no cache to remember in: what was printed now is all there is
+    from inspectors.compile import triton_shim
+    folder = triton_shim.cache_dir_of(compiled)
+    if folder is None:             # no cache to remember in: what was printed now is all there is
         return text
     sidecar = folder / _SIDECAR
     if not text:

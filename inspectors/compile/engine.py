@@ -376,12 +376,16 @@ def _describe_exit(code) -> str:
 
 
 def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:
-    """The end of what the job printed; only a regular file of the job's own (see journal.JobDir)."""
-    try:
-        text = journal.read_at(job.fd, ("output.txt",), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:]
-        return bound_text(text, limit, 2000)
-    except OSError:
-        return ""
+    """The end of what the job printed, then of what the compiler printed during the compile that
+    was running (`diagnostics.txt`: an LLVM abort's message is there); only regular files of the
+    job's own (see journal.JobDir). Used when the worker did not answer."""
+    parts = []
+    for name in ("output.txt", "diagnostics.txt"):
+        try:
+            parts.append(journal.read_at(job.fd, (name,), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:])
+        except OSError:
+            pass
+    return bound_text("\n".join(p for p in parts if p)[-limit:], limit, 2000)
 
 
 class Engines:

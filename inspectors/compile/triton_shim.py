@@ -413,3 +413,12 @@ def fix_interpreter() -> bool:
     patch_lang_tensor._tlens_squeeze = True
     interpreter._patch_lang_tensor = patch_lang_tensor
     return True
+
+
+def cache_dir_of(compiled) -> Path | None:
+    """The folder of Triton's cache that holds a compiled kernel (by its hash), or None."""
+    try:
+        from triton.runtime.cache import get_cache_manager
+        return Path(get_cache_manager(compiled.hash).cache_dir)
+    except Exception:  # noqa: BLE001 - an unusual cache manager: nothing to remember beside it
+        return None

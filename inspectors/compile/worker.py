@@ -211,7 +211,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     source, source_path = home[1] if home else req.source, home[0] if home else ""
     folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args, {"source": source},
                                                                    index, label, source_path=source_path))
-    diag_path, wall0 = output_path.parent / f"diagnostics-{index}.txt", time.time()
+    diag_path, wall0 = output_path.parent / "diagnostics.txt", time.time()     # one compile at a time
     try:
         with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else \
                 capture.Diagnostics(diag_path, output_path):

@@ -73,7 +73,7 @@ def open_app(browser, url: str, viewport: dict | None = None, timeout: int = 60_
     """A new page of `browser` (Playwright's) on `url`, once the explorer's Compile button is there."""
     page = browser.new_page(viewport=viewport or WIDE)
     page.goto(url)
-    page.get_by_role("button", name="Compile").wait_for(timeout=timeout)
+    page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=timeout)
     return page
 
 

@@ -16,7 +16,7 @@ from playwright.sync_api import expect  # noqa: E402
 
 
 def _compile(page):
-    page.get_by_role("button", name="Compile").click()
+    page.get_by_role("button", name="Compile", exact=True).click()
 
 
 def test_vector_add_v4_highlighted_in_ptx(page):

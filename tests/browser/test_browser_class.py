@@ -33,7 +33,7 @@ def _open(browser, url: str, headers: dict | None = None):
     ctx = browser.new_context(viewport={"width": 1280, "height": 720}, extra_http_headers=headers or {})
     page = ctx.new_page()
     page.goto(url)
-    page.get_by_role("button", name="Compile").wait_for(timeout=90_000)
+    page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=90_000)
     return ctx, page
 
 
@@ -71,7 +71,7 @@ def test_without_a_header_each_browser_gets_its_own_folder(root, browser):
         assert len(first) == 2 and all(n.startswith("browser-") for n in first), first
         assert any(c["name"] == "tlens_token" for c in ctx_a.cookies())
         a.reload()
-        a.get_by_role("button", name="Compile").wait_for(timeout=90_000)
+        a.get_by_role("button", name="Compile", exact=True).wait_for(timeout=90_000)
         a.wait_for_timeout(1500)
         assert _users(class_root) == first                            # the reload found its folder again
         for ctx in browser.contexts:

@@ -76,7 +76,7 @@ def test_noise_toggle_changes_the_count(page):
 
 def test_refresh_reopens_the_edited_kernel(page):
     page.get_by_role("link", name="Explorer").click()
-    page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=60_000)
     expect(page).to_have_url(re.compile(r"kernel=ws%3Avector_add\.py"), timeout=30_000)
     page.reload()
     expect(page.locator('.tlens-panel[data-stage="ptx"]')).to_be_visible(timeout=120_000)   # run=1 in the URL

@@ -29,7 +29,7 @@ def server_env(workspace):
 def _open(browser, url, **options):
     page = browser.new_page(viewport=VIEWPORT, **options)
     page.goto(url)
-    page.get_by_role("button", name="Compile").wait_for(timeout=60_000)
+    page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=60_000)
     page.locator(".tl-editor .cm-content").wait_for(timeout=60_000)
     return page
 

@@ -41,7 +41,7 @@ def test_helper_line_and_call_sites_in_the_browser(page):
     assert "tl.load(" in lines[HELPER - 1] and "_load_block(x_ptr" in lines[FIRST - 1] \
         and "_load_block(y_ptr" in lines[SECOND - 1]
     fill_editor(page, SOURCE)
-    page.get_by_role("button", name="Compile").click()
+    page.get_by_role("button", name="Compile", exact=True).click()
     py = page.locator('.tlens-panel[data-stage="source"]')
     ptx = page.locator('.tlens-panel[data-stage="ptx"]')
     expect(ptx).to_be_visible(timeout=120_000)

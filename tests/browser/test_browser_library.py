@@ -20,7 +20,7 @@ from conftest import SNIPPETS  # noqa: E402
 
 def test_a_library_kernel_line_lights_its_ptx(page):
     fill_editor(page, (SNIPPETS / "liger" / "rms_norm.py").read_text())
-    page.get_by_role("button", name="Compile").click()
+    page.get_by_role("button", name="Compile", exact=True).click()
     py = page.locator('.tlens-panel[data-stage="source"]')
     ptx = page.locator('.tlens-panel[data-stage="ptx"]')
     expect(ptx).to_be_visible(timeout=180_000)

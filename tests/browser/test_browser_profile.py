@@ -48,7 +48,7 @@ def page(browser, server, saved):
 
 def test_heat_bars_drawn(page):
     page, p = page
-    page.get_by_role("button", name="Compile").click()
+    page.get_by_role("button", name="Compile", exact=True).click()
     py = page.locator('.tlens-panel[data-stage="source"]')
     expect(py).to_be_visible(timeout=120_000)
     page.get_by_text("Measured heat").click()

@@ -74,7 +74,7 @@ def goto(page, ctx, url: str, route: str, path: str) -> str:
     """Open `path` pinned to the process of `route`; returns that process's address."""
     ctx.add_cookies([{"name": "tlens_route", "value": route, "url": url}])
     response = page.goto(url + path)
-    page.get_by_role("button", name="Compile").wait_for(timeout=120_000)
+    page.get_by_role("button", name="Compile", exact=True).wait_for(timeout=120_000)
     return response.headers["x-tlens-replica"]
 
 

@@ -2,7 +2,6 @@
 findings on the Python line that caused them, from real compiles; and the diagnostics reader."""
 import re
 
-import pytest
 
 from conftest import SNIPPETS
 from inspectors.base.result import CompileRequest
