@@ -98,7 +98,7 @@ def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> Non
     rows = [{"share": f"{100 * r['share']:.1f} %", "where": r["where"],
              "source": source.splitlines()[r["python_line"] - 1].strip()[:70]
              if r["python_line"] <= len(source.splitlines()) else "",
-             "why": r["why"],
+             "why (ncu)": r["why"], "waiting for (its producer)": r["waits_for"],
              "sectors / request": f"{r['sectors_per_request']:.1f} (ideal {r['ideal_sectors_per_request']:.1f})"
              if r["sectors_per_request"] and r["ideal_sectors_per_request"] else ""}
             for r in profile.hottest(source, n=8)]

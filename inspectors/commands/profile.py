@@ -73,7 +73,8 @@ def cmd_profile(args) -> int:
     print(f"{profile.total_samples:,.0f} warp-stall samples")
     for row in hottest:
         spr = f", {row['sectors_per_request']:.1f} sectors/request" if row["sectors_per_request"] else ""
-        print(f"{100 * row['share']:5.1f} %  {row['where']}{spr}" + (f" — {row['why']}" if row["why"] else ""))
+        print(f"{100 * row['share']:5.1f} %  {row['where']}{spr}" + (f" — {row['why']}" if row["why"] else "")
+              + (f"; {row['waits_for']}" if row.get("waits_for") else ""))
     for note in profile.notes:
         print(f"note: {note}")
     if saved:

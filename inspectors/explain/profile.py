@@ -105,7 +105,10 @@ class Profile:
         return {n: per[py].share for n, py in stage_lines.to_python.items() if py in per}
 
     def hottest(self, source: str = "", n: int = 5) -> list[dict]:
-        """The `n` lines with the most samples, in words."""
+        """The `n` lines with the most samples, in words; `waits_for`: the instruction whose result
+        the line's scoreboard stalls wait for, and its line (inspectors.explain.stallcause)."""
+        from inspectors.explain import stallcause
+        waits = stallcause.by_line(stallcause.causes(self.instructions))
         out = []
         for c in self.lines[:n]:
             chains = {i.chain for i in self.instructions if i.python_line == c.python_line and i.samples}
@@ -115,7 +118,16 @@ class Profile:
             if top:
                 reason, share = top
                 why = f"{share:.0%} of its samples: {ncu.STALL_WORDS.get(reason, reason)}"
+            producers = waits.get(c.python_line, [])
+            waits_for = ""
+            if producers:
+                line, op, samples = producers[0]
+                kind = "load" if op.startswith(("LD", "ATOM", "TEX")) else op
+                waits_for = (f"{samples / c.samples:.0%} of its samples wait for the {kind} ({op}) on "
+                             f"{'line ' + str(line) if line else 'an unmapped instruction'}"
+                             + (" (its own line)" if line == c.python_line else ""))
             out.append({"python_line": c.python_line, "where": where, "share": c.share, "samples": c.samples,
+                        "waits_for": waits_for,
                         "executed": c.executed, "top_stall": top[0] if top else None, "why": why,
                         "sectors_per_request": _ratio(c.sectors, _requests(self, c.python_line)),
                         "ideal_sectors_per_request": _ratio(c.sectors_ideal, _requests(self, c.python_line))})

@@ -62,7 +62,7 @@ def test_heat_in_the_explorer(saved):
         assert heat and max(heat.values()) == pytest.approx(hot.share, abs=1e-5), stage
     assert data["source"]["heat"][str(hot.python_line)] == pytest.approx(hot.share, abs=1e-5)
     table = at.dataframe[0].value
-    assert table["where"].iloc[0] == f"line {hot.python_line}" and "long scoreboard" in table["why"].iloc[0]
+    assert table["where"].iloc[0] == f"line {hot.python_line}" and "long scoreboard" in table["why (ncu)"].iloc[0]
     assert any("Where the time goes, measured on test-made CSV" in c.value for c in at.caption)
     from app.widgets import profile_view
     n = int(p.total_samples)
