@@ -37,13 +37,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 FLASH = ROOT / "tests" / "snippets" / "flash_attention.py"
+BANKS = ROOT / "tests" / "snippets" / "why" / "bank_conflict.py"    # Gluon: an unswizzled and a padded buffer
 
 
 def targets() -> list[tuple[Path, int | None]]:
     """(file, only this launch or None for all) in the order they are profiled."""
     import kernels
     files = [(k.path, None) for k in (*kernels.LIBRARY, *kernels.LESSON_KERNELS)]
-    return files + [(FLASH, 1)]
+    return files + [(FLASH, 1), (BANKS, None)]
 
 
 def main(argv=None) -> int:
