@@ -12,7 +12,9 @@ and so is an access whose address depends on one: it gets no prediction.
 The bank model (NVIDIA, sm_70 on): shared memory has 32 banks of 4 bytes; one wavefront serves
 each bank once (a word read by several lanes is broadcast). A warp's access of 4 bytes a lane is
 one request of 32 lanes; of 8 bytes, two of 16 lanes; of 16 bytes, four of 8 lanes. `ldmatrix` /
-`stmatrix` .xN: N matrices, each 8 rows of 16 bytes addressed by 8 lanes. An access needs, per
+`stmatrix` .xN: N matrices, each 8 rows of 16 bytes addressed by 8 lanes; `cp.async` writes its
+4, 8 or 16 bytes a lane into shared memory like a store. `wgmma` reads its operands from shared
+memory through matrix descriptors, not addresses: it is not predicted. An access needs, per
 request, as many wavefronts as its busiest bank has distinct words; `ideal` is its bytes / 128.
 Nsight Compute counts the same per SASS instruction (L1 Wavefronts Shared, ... Ideal).
 Pure: PTX text in, frozen dataclasses out; linear in the text.
@@ -175,6 +177,8 @@ def _access(op: str) -> tuple[str, int, int, int] | None:
     if parts[0] in ("ldmatrix", "stmatrix") and "shared" in op:
         n = next((int(p[1:]) for p in parts if re.fullmatch(r"x[124]", p)), 1)
         return ("load" if parts[0] == "ldmatrix" else "store"), 16, 8, n
+    if parts[:2] == ["cp", "async"] and "shared" in op and "bulk" not in parts:
+        return "store", 16, 8, 0              # the width is the instruction's cp-size operand (predict reads it)
     if parts[0] in ("ld", "st") and "shared" in parts:
         vec = next((int(p[1:]) for p in parts if re.fullmatch(r"v[248]", p)), 1)
         size = next((int(p[1:]) // 8 for p in reversed(parts) if re.fullmatch(r"[bsuf](8|16|32|64|128)", p)), 4)
@@ -209,6 +213,9 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
                 if all(b is not None for b in base):
                     addrs = [(b + off) & _M32 for b in base]
                     kind, width, group, mats = acc
+                    if op.startswith("cp.async") and len(args) >= 3 and _imm(args[2]) in (4, 8, 16):
+                        width = _imm(args[2])
+                        group = {4: 32, 8: 16, 16: 8}[width]
                     if mats:                                   # ldmatrix/stmatrix .xN: lanes 0..8N-1 give the rows
                         waves = _wavefronts(addrs[:8 * mats], 16, 8)
                         ideal = mats

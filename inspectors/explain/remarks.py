@@ -24,10 +24,11 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from inspectors.explain import bankconflicts
 from inspectors.read import diagnostics as diag_reader
 from inspectors.read import mlir
 
-KINDS = ("compiler", "pipeline", "layout", "vectorization")
+KINDS = ("compiler", "pipeline", "layout", "bank", "vectorization")
 _FOR_RE = re.compile(r"\bscf\.for\b")
 _DEF_RE = re.compile(r"^\s*(?P<defs>%[\w.$-]+(?::\d+)?(?:\s*,\s*%[\w.$-]+)*)\s*=\s*(?P<op>[\w.]+)")
 _WAIT_RE = re.compile(r"\bttg\.async_wait\b.*?\{num = (\d+) : i32\}")
@@ -196,6 +197,22 @@ def _layouts(module, ttgir_map, shared_rows_by_py, filename: str) -> list[Remark
     return out
 
 
+def _banks(ptx: str, ptx_map: dict[int, int], filename: str) -> list[Remark]:
+    """Lines whose shared-memory accesses are predicted to conflict (inspectors.explain.bankconflicts)."""
+    out = []
+    accesses = bankconflicts.predict(ptx)
+    for py, (waves, ideal) in sorted(bankconflicts.by_line(accesses, ptx_map).items()):
+        if ideal and waves > ideal * 1.05:
+            here = [a for a in accesses if ptx_map.get(a.line) == py]
+            worst = max(here, key=lambda a: a.ways)
+            out.append(Remark(py, filename, "bank", "warning",
+                              f"shared-memory bank conflicts: {waves} wavefronts where {ideal} would do "
+                              f"({waves / ideal:.1f}-way on average; the worst, {worst.op}, {worst.ways:.0f}-way), "
+                              "predicted from warp 0's addresses; a swizzled or padded layout spreads them over the banks",
+                              {"ptx": tuple(a.line for a in here if a.ways > 1)}))
+    return out
+
+
 def _compiler(text: str, filename: str, home: str) -> list[Remark]:
     """The compiler's diagnostics: those in the kernel's own file at their line; another file's
     keep its name (a helper imported from a module beside it)."""
@@ -235,6 +252,9 @@ def remarks(stages: dict[str, str], smap, rows, diagnostics_text: str, num_stage
         module = mlir.parse(ttgir)
         found += _pipeline(lines, module, ttgir_map, rows_by_py, num_stages, filename)
         found += _layouts(module, ttgir_map, shared_by_py, filename)
+    pl = smap.stages.get("ptx")
+    if pl and stages.get("ptx"):
+        found += _banks(stages["ptx"], pl.to_python, filename)
     for py, group in sorted(rows_by_py.items()):
         narrow = [r for r in group if r.why and r.space == "global"]
         if narrow:

@@ -115,3 +115,12 @@ def test_the_diagnostics_reader_on_hostile_text():
     assert diagnostics.diagnostics(text) == ()
     many = "".join(f"k.py:{n}:1: remark: r{n}\n" for n in range(2000))
     assert len(diagnostics.diagnostics(many)) == diagnostics.MAX_DIAGNOSTICS
+
+
+def test_predicted_bank_conflicts_are_a_remark_on_the_reading_line(engine):
+    path = WHY / "bank_conflict.py"
+    r = _compile(engine, path)
+    unpadded, padded = (next(k for k in r.kernels if k.name == n) for n in ("column_reads", "column_reads_padded"))
+    [bank] = [x for x in _remarks(unpadded, path.name) if x.kind == "bank"]
+    assert bank.line == _line_of(path, "y = tile.load(cols)") and "32-way" in bank.message
+    assert not [x for x in _remarks(padded, path.name) if x.kind == "bank"]
