@@ -42,7 +42,7 @@ class Cause:
     producer_line: int | None   # the producer's Python line
 
     def words(self) -> str:
-        op = self.producer_text.split()[0]
+        op = _opcode(self.producer_text)
         what = "load" if op.startswith(("LD", "ATOM", "TEX", "TLD", "SULD")) else op
         return (f"waiting for the {what} on line {self.producer_line}" if self.producer_line
                 else f"waiting for {op} at /*{self.producer_offset:04x}*/")
@@ -139,3 +139,13 @@ def by_line(found) -> dict[int, list[tuple[int | None, str, float]]]:
         agg.setdefault(c.line, {}).setdefault(key, 0.0)
         agg[c.line][key] += c.samples
     return {line: sorted(((p, op, s) for (p, op), s in per.items()), key=lambda t: -t[2]) for line, per in agg.items()}
+
+
+def confirmed(cause: Cause, controls: dict) -> bool | None:
+    """Whether the SASS control bits agree (inspectors.read.sasscontrol.controls of the same
+    cubin): the producer sets a scoreboard when its result is written, and the stalled
+    instruction waits on that scoreboard. None when either instruction's bits are missing."""
+    prod, stalled = controls.get(cause.producer_offset), controls.get(cause.offset)
+    if prod is None or stalled is None:
+        return None
+    return prod.write_sb != 7 and stalled.waits_on(prod.write_sb)

@@ -83,6 +83,12 @@ def disassemble_b64(cubin_b64: str) -> str:
     return disassemble(base64.b64decode(cubin_b64))
 
 
+def encodings_b64(cubin_b64: str) -> str:
+    """`nvdisasm -c -hex`: each instruction with its encoding (inspectors.read.sasscontrol reads
+    the scheduling controls out of it)."""
+    return Disassembly(base64.b64decode(cubin_b64), ("-c", "-hex")).result()
+
+
 def life_ranges_b64(cubin_b64: str) -> str:
     """`nvdisasm -c -plr -lrm count`: each instruction with the live registers after it, in a
     trailing `// | GPR | PRED | UGPR | UPRED |` column (inspectors.read.liveregs reads it)."""

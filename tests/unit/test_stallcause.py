@@ -65,3 +65,21 @@ def test_a_loads_consumer_waits_for_that_load(name):
     top = max(long_sb, key=lambda c: c.samples)
     assert top.producer_text.startswith(("LDG", "@")) and "LDG" in top.producer_text
     assert top.producer_line is not None and top.producer_line <= top.line
+
+
+@pytest.mark.parametrize("name", ["transpose-launch1", "strided-launch1", "vector_add-launch1"])
+def test_the_named_producer_is_the_scoreboard_the_stall_waits_on(engine, name):
+    """The SASS scheduling controls of the profiled cubin (compiled here with the Triton the profile
+    was measured with: `make test-oldest`): each producer sets a scoreboard and the stalled
+    instruction waits on it (benchmarks/stall_producers.py, its committed report)."""
+    import importlib.util
+    import triton
+    profile = _profile(name)
+    if profile.meta.get("triton") != triton.__version__:
+        pytest.skip(f"measured with Triton {profile.meta.get('triton')}; its ptxas writes the controls compared here")
+    spec = importlib.util.spec_from_file_location("stall_producers", ROOT / "benchmarks" / "stall_producers.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    why, found = mod.check(engine, name)
+    assert not why, why
+    assert found and all(good for _, good in found), [(c.offset, c.producer_offset, good) for c, good in found]
