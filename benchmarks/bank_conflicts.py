@@ -42,22 +42,6 @@ def source_of(meta: dict) -> Path | None:
 DESCRIPTOR_OPS = ("HGMMA", "UTMALDG", "UTMASTG", "UTCHMMA", "UTCQMMA", "UTCMMA")
 
 
-def measured_by_line(csv_path: Path, profile) -> tuple[dict[int, tuple[float, float]], dict[int, set]]:
-    """Python line -> (wavefronts, ideal) summed over its SASS instructions; and their opcodes."""
-    page = ncu.parse(csv_path.read_text())[0]
-    line_of = {i.offset: i.python_line for i in profile.instructions}
-    out: dict[int, tuple[float, float]] = {}
-    ops: dict[int, set] = {}
-    for row, off in zip(page.rows, page.offsets()):
-        w, ideal = row.metrics.get(ncu.SHARED_WAVEFRONTS, 0.0), row.metrics.get(ncu.SHARED_IDEAL, 0.0)
-        py = line_of.get(off)
-        if w and py is not None:
-            a, b = out.get(py, (0.0, 0.0))
-            out[py] = (a + w, b + ideal)
-            ops.setdefault(py, set()).add(row.text.split()[0].split(".")[0])
-    return out, ops
-
-
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path)
@@ -73,7 +57,8 @@ def main(argv=None) -> int:
             profile, _ = profiles.load(path)
             if not csv.is_file():
                 continue
-            measured, opcodes = measured_by_line(csv, profile)
+            page = ncu.parse(csv.read_text())[0]
+            measured, opcodes = bankconflicts.measured_by_line(page, {i.offset: i.python_line for i in profile.instructions})
             if not measured:
                 continue
             src = source_of(profile.meta)

@@ -17,6 +17,7 @@ import streamlit as st
 
 from inspectors.explain.profile import Profile
 from inspectors.store import profiles
+from inspectors.read import ncu_source as ncu
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,6 +85,37 @@ def measured_vs_predicted(profile: Profile, kernel, smap) -> list[dict]:
     return rows
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _raw_page(path: str, mtime: float):
+    try:
+        raw = profiles.load(Path(path))[1]
+        return ncu.parse(raw)[0] if raw else None
+    except (ValueError, IndexError):
+        return None
+
+
+def bank_rows(profile: Profile, filename: str, kernel, smap) -> list[dict]:
+    """Per Python line with shared-memory traffic: the predicted wavefronts / ideal of this
+    compile's PTX (inspectors.explain.bankconflicts) beside ncu's measured ones (the raw CSV
+    saved beside the profile)."""
+    stem = filename[:-3] if filename.endswith(".py") else filename
+    path = profiles_dir() / f"{stem}-launch{int(profile.meta.get('launch', 1))}.json"
+    page = _raw_page(str(path), path.stat().st_mtime) if path.is_file() else None
+    if page is None or "ptx" not in kernel.stages or "ptx" not in smap.stages:
+        return []
+    from inspectors.explain import bankconflicts
+    measured, ops = bankconflicts.measured_by_line(page, {i.offset: i.python_line for i in profile.instructions})
+    predicted = bankconflicts.by_line(bankconflicts.predict(kernel.stages["ptx"]), smap.stages["ptx"].to_python)
+    rows = []
+    for line in sorted(set(measured) | set(predicted)):
+        mw, mi = measured.get(line, (0.0, 0.0))
+        pw, pi = predicted.get(line, (0, 0))
+        rows.append({"Python line": line, "predicted ways": round(pw / pi, 2) if pi else None,
+                     "measured ways (ncu)": round(mw / mi, 2) if mi else None,
+                     "measured wavefronts": int(mw), "SASS": ", ".join(sorted(ops.get(line, ())))})
+    return rows
+
+
 FEW_SAMPLES = 400      # below this, say how uncertain a line's share is
 
 
@@ -116,3 +148,9 @@ def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> Non
             st.caption("Global accesses: the static coalescing estimate of this compile's PTX (with the sizes "
                        "the profiled launch ran with) against the measured 32-byte sectors per warp request.")
             st.dataframe(compared, hide_index=True, width="stretch")
+        banks = bank_rows(profile, str(profile.meta.get("file", "")), kernel, smap) if kernel is not None else []
+        if banks:
+            st.caption("Shared memory: bank-conflict ways (wavefronts ÷ the ideal) predicted from this compile's PTX "
+                       "for warp 0, against Nsight Compute's per-instruction counts. wgmma and TMA (HGMMA, UTMALDG) "
+                       "reach shared memory through descriptors: no prediction.")
+            st.dataframe(banks, hide_index=True, width="stretch")

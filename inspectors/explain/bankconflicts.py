@@ -258,3 +258,20 @@ def by_line(accesses, ptx_to_python: dict[int, int]) -> dict[int, tuple[int, int
         w, i = out.get(py, (0, 0))
         out[py] = (w + a.wavefronts, i + a.ideal)
     return out
+
+
+def measured_by_line(page, line_of: dict[int, int | None]) -> tuple[dict[int, tuple[float, float]], dict[int, set]]:
+    """From an Nsight Compute source page (inspectors.read.ncu_source): Python line -> (L1 Wavefronts
+    Shared, ... Ideal) summed over its SASS instructions, and their opcodes. `line_of`: SASS offset
+    -> Python line (a profile's instructions)."""
+    from inspectors.read import ncu_source as ncu
+    out: dict[int, tuple[float, float]] = {}
+    ops: dict[int, set] = {}
+    for row, off in zip(page.rows, page.offsets()):
+        w, ideal = row.metrics.get(ncu.SHARED_WAVEFRONTS, 0.0), row.metrics.get(ncu.SHARED_IDEAL, 0.0)
+        py = line_of.get(off)
+        if w and py is not None:
+            a, b = out.get(py, (0.0, 0.0))
+            out[py] = (a + w, b + ideal)
+            ops.setdefault(py, set()).add(row.text.split()[0].split(".")[0])
+    return out, ops

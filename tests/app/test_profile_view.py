@@ -96,3 +96,27 @@ def test_few_samples_are_said_with_their_uncertainty():
     from app.widgets import profile_view
     assert profile_view._spread(56) == 12 and profile_view._spread(383) == 4
     assert profile_view._spread(10_000) == 1
+
+
+def test_bank_conflicts_predicted_beside_measured(monkeypatch):
+    """The committed H100 profile of the unswizzled Gluon buffer: its read line, 32-way predicted
+    from the PTX compiled here and 32-way measured by ncu, in the hottest-lines expander's table."""
+    from app.widgets import profile_view
+    from inspectors.base import settings as settings_mod
+    from inspectors.base.result import CompileRequest
+    from inspectors.compile.engine import Engine
+    from inspectors.read import sourcemap
+    path = ROOT / "tests" / "snippets" / "why" / "bank_conflict.py"
+    monkeypatch.setattr(profile_view, "profiles_dir", lambda: ROOT / "assets" / "profiles")
+    saved = profile_view.saved_profile("bank_conflict.py", 0)
+    if saved is None:
+        pytest.skip("no committed bank-conflict profile")
+    engine = Engine(settings_mod.load())
+    try:
+        r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, target="cuda:90", sass=False))
+    finally:
+        engine.close()
+    k = r.kernels[0]
+    rows = profile_view.bank_rows(saved, "bank_conflict.py", k, sourcemap.build(k.stages, path.name))
+    read = next(x for x in rows if path.read_text().splitlines()[x["Python line"] - 1].strip().startswith("y = tile.load"))
+    assert read["predicted ways"] == 32.0 and read["measured ways (ncu)"] == 32.0
