@@ -36,6 +36,7 @@ _CONVERT_RE = re.compile(r"tensor<((?:\d+x)+)(\w+), (#[\w.]+)>")
 _ASYNC_OPS = ("ttg.async_copy_global_to_local",)
 _TMA_OPS = ("ttng.async_tma_copy_global_to_local", "ttng.async_tma_gather")
 _SYNC_OPS = ("tt.load", "tt.descriptor_load")
+_DOT_OPS = ("tt.dot", "tt.dot_scaled", "ttng.warp_group_dot", "ttng.tc_gen5_mma", "ttng.tc_gen5_mma_scaled")
 _BITS = {"f64": 64, "i64": 64, "f32": 32, "i32": 32, "f16": 16, "bf16": 16, "i16": 16, "i8": 8, "i1": 8}
 
 
@@ -134,15 +135,19 @@ def _pipeline(lines, module, ttgir_map, rows_by_py, num_stages: int, filename: s
                 kinds.append(f"{_fmt(_py_lines(asyncs, ttgir_map))} → cp.async copies into shared memory")
             if tmas:
                 kinds.append(f"{_fmt(_py_lines(tmas, ttgir_map))} → TMA copies (cp.async.bulk.tensor)")
+            many = len(_py_lines(asyncs + tmas, ttgir_map)) > 1
             flight = f"; ttg.async_wait keeps {max(loop.waits)} copy group(s) in flight" if loop.waits else ""
-            parts.append(f"loop pipelined (num_stages={num_stages}): the loads on {'; '.join(kinds)}, "
-                         f"issued iterations ahead of their use{flight}")
+            parts.append(f"loop pipelined (num_stages={num_stages}): the load{'s' if many else ''} on {'; '.join(kinds)}, "
+                         f"issued iterations ahead of {'their' if many else 'its'} use{flight}")
         severity = "info"
         defs = _defs(ops_by_line, loop.line, loop.end)
         why: dict[str, list] = {}
         for py_load in sorted({ttgir_map.get(n) for n in syncs}, key=lambda x: (x is None, x or 0)):
             here = [ops_by_line[n] for n in syncs if ttgir_map.get(n) == py_load and n in ops_by_line]
-            reason = _why_synchronous(here, defs, num_stages, rows_by_py.get(py_load, []), ttgir_map)
+            asked = "tt.num_stages" in lines[loop.end - 1] or "tt.num_stages" in lines[loop.line - 1]
+            has_dot = any(op in _DOT_OPS for _, op in loop.ops)
+            reason = _why_synchronous(here, defs, num_stages, rows_by_py.get(py_load, []), ttgir_map,
+                                      no_dot=not has_dot and not asked)
             why.setdefault(reason, []).append(py_load)
         for reason, at in why.items():
             known = [n for n in at if n is not None]
@@ -155,13 +160,9 @@ def _pipeline(lines, module, ttgir_map, rows_by_py, num_stages: int, filename: s
     return out
 
 
-def _why_synchronous(loads, defs, num_stages: int, rows, ttgir_map) -> str:
+def _why_synchronous(loads, defs, num_stages: int, rows, ttgir_map, no_dot: bool = False) -> str:
     if num_stages <= 1:
         return "num_stages=1, so Triton does not pipeline this loop (2 or more stages let it copy ahead)"
-    widths = [r.vector * r.bits // 8 for r in rows if r.space == "global" and r.kind == "load" and not r.role]
-    if widths and max(widths) < 4:
-        return (f"it moves {max(widths)} byte(s) a thread per access, and a cp.async copies 4, 8 or 16 bytes "
-                "(a wider, contiguous access would let it be copied ahead)")
     for load in loads:
         src = _address_from_load(defs, load)
         if src is not None:
@@ -169,6 +170,13 @@ def _why_synchronous(loads, defs, num_stages: int, rows, ttgir_map) -> str:
             return (f"its address comes from the load on line {at} in the same loop (an indirect access): "
                     "the address is known only once that load returns" if at else
                     "its address comes from another load in the same loop (an indirect access)")
+    if no_dot:
+        return ("this loop has no tl.dot, and Triton copies the loads of such a loop ahead only when the loop asks "
+                "for it: `for ... in tl.range(..., num_stages=3)` (a plain range uses num_stages for dot loops only)")
+    widths = [r.vector * r.bits // 8 for r in rows if r.space == "global" and r.kind == "load" and not r.role]
+    if widths and max(widths) < 4:
+        return (f"it moves {max(widths)} byte(s) a thread per access, and a cp.async copies 4, 8 or 16 bytes "
+                "(a wider, contiguous access would let it be copied ahead)")
     return "the compiler's pipeliner left it synchronous and printed no reason"
 
 

@@ -124,3 +124,18 @@ def test_predicted_bank_conflicts_are_a_remark_on_the_reading_line(engine):
     [bank] = [x for x in _remarks(unpadded, path.name) if x.kind == "bank"]
     assert bank.line == _line_of(path, "y = tile.load(cols)") and "32-way" in bank.message
     assert not [x for x in _remarks(padded, path.name) if x.kind == "bank"]
+
+
+def test_a_loop_without_a_dot_says_to_ask_with_tl_range(engine):
+    """Triton 3.6 and 3.9 copy ahead the loads of a loop without a tl.dot only when the loop is a
+    tl.range(..., num_stages=N); the plain range's load stays synchronous and the remark says so."""
+    path = WHY / "reduction_loop.py"
+    plain, asked = _compile(engine, path).kernels
+    [p] = [x for x in _remarks(plain, path.name) if x.kind == "pipeline"]
+    assert p.line == _line_of(path, "for i in range(") and "has no tl.dot" in p.message and "tl.range" in p.message
+    assert "cp.async" not in plain.stages["ptx"]
+    [a] = [x for x in _remarks(asked, path.name) if x.kind == "pipeline"]
+    assert a.line == _line_of(path, "for i in tl.range(") and a.severity == "info"
+    loads = [n for n, line in enumerate(path.read_text().splitlines(), 1) if "acc += tl.load" in line]
+    assert f"the load on line {loads[1]} → cp.async" in a.message
+    assert "cp.async" in asked.stages["ptx"]
