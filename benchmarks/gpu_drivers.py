@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     ROOT / "tests" / "snippets" / "autotune_prune.py",
-    ROOT / "tests" / "snippets" / "modern" / "tma_matmul.py",       # TMA loads and store (sm_90)
     ROOT / "tests" / "snippets" / "modern" / "gluon_softmax.py",    # @gluon.jit, its layout from the host
-    # the Hopper lesson's three steps: cp.async, TMA, and the warp_specialize loop as sm_90 compiles it
+    # the Hopper lesson's three steps: cp.async, TMA loads and store, and the warp_specialize loop as sm_90
+    # compiles it
     *(ROOT / "assets" / "lessons" / "hopper" / f"{name}_matmul.py" for name in ("ptr", "tma", "ws")),
 ]
 

@@ -17,11 +17,11 @@ def set_env(values: dict) -> None:
             os.environ[k] = v
 
 
-class Diagnostics:
-    """Around one compile: the compiler's remarks and warnings (MLIR_ENABLE_DIAGNOSTICS, read by
-    libtriton's C++ when it compiles, 3.6 and 3.9) from fd 2 into `path`, not the job's output.
-    On failure the text goes to the output, where the compiler's error is looked for."""
-    ENV = {"MLIR_ENABLE_DIAGNOSTICS": "warnings,remarks"}
+class StderrTo:
+    """Around one compile: fd 2 (where libtriton's C++ prints) into `path` instead of the job's
+    output, with `ENV` set (read by libtriton when it compiles, 3.6 and 3.9). On failure
+    `failed_text()` goes to the output, where the compiler's error is looked for."""
+    ENV: dict = {}
     LIMIT = 256 * 1024
 
     def __init__(self, path: Path, output_path: Path, extra_env: dict | None = None):
@@ -43,8 +43,16 @@ class Diagnostics:
         set_env(self.saved_env)
         if exc_type is not None:
             with open(self.output_path, "a", encoding="utf-8") as out:
-                out.write(read_text(self.path, self.LIMIT))
+                out.write(self.failed_text())
         return False
+
+    def failed_text(self) -> str:
+        return read_text(self.path, self.LIMIT)
+
+
+class Diagnostics(StderrTo):
+    """The compiler's remarks and warnings (MLIR diagnostics) of one compile, into `path`."""
+    ENV = {"MLIR_ENABLE_DIAGNOSTICS": "warnings,remarks"}
 
 
 def read_text(path: Path, limit: int) -> str:

@@ -278,45 +278,17 @@ def _repro_dir() -> Path | None:
     return Path(d) if d else None
 
 
-class _PassDump:
+class _PassDump(capture.StderrTo):
     """Around one compile: libtriton prints the IR before every MLIR pass and after every
-    LLVM pass to fd 2 (MLIR_ENABLE_DUMP=1, LLVM_IR_ENABLE_DUMP=1; read by its C++ at
-    compile time in triton 3.6 and 3.9), here into `path` instead of the job's output;
-    TRITON_ALWAYS_COMPILE=1 so a cached kernel is compiled again. On failure the dump's
-    tail goes to the output, where the compiler's diagnostic is looked for."""
+    LLVM pass to fd 2 (MLIR_ENABLE_DUMP=1, LLVM_IR_ENABLE_DUMP=1), here into `path` instead of
+    the job's output; TRITON_ALWAYS_COMPILE=1 so a cached kernel is compiled again. On failure
+    the dump's tail goes to the output, where the compiler's diagnostic is looked for."""
     ENV = {"MLIR_ENABLE_DUMP": "1", "LLVM_IR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1", "MLIR_DUMP_PATH": None}
 
-    def __init__(self, path: Path, output_path: Path):
-        self.path, self.output_path = path, output_path
-
-    def __enter__(self):
-        self.saved_env = {k: os.environ.get(k) for k in self.ENV}
-        _set_env(self.ENV)
-        sys.stderr.flush()
-        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        self.saved_fd = os.dup(2)
-        os.dup2(self.fd, 2)
-        return self
-
-    def __exit__(self, exc_type, *exc):
-        sys.stderr.flush()
-        os.dup2(self.saved_fd, 2)
-        os.close(self.saved_fd), os.close(self.fd)
-        _set_env(self.saved_env)
-        if exc_type is not None:      # the diagnostics (`k.py:8:12: error: ...`) sit before the failed IR
-            text = self.path.read_text(errors="replace")
-            errors = [line for line in text.splitlines() if ": error: " in line][:20]
-            with open(self.output_path, "a", encoding="utf-8") as out:
-                out.write("\n".join(errors) + "\n" + text[-4000:])
-        return False
-
-
-def _set_env(values: dict) -> None:
-    for k, v in values.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    def failed_text(self) -> str:      # the diagnostics (`k.py:8:12: error: ...`) sit before the failed IR
+        text = self.path.read_text(errors="replace")
+        errors = [line for line in text.splitlines() if ": error: " in line][:20]
+        return "\n".join(errors) + "\n" + text[-4000:]
 
 
 def _finish(kernel: KernelResult, sass) -> KernelResult:
