@@ -147,7 +147,7 @@ def test_gpu_script_checks_and_targets():
     gp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gp)
     names = [(p.name, only) for p, only in gp.targets()]
-    assert ("vector_add.py", None) in names and ("transpose.py", None) in names and names[-1] == ("flash_attention.py", 1)
+    assert ("vector_add.py", None) in names and ("transpose.py", None) in names and names[-2:] == [("flash_attention.py", 1), ("bank_conflict.py", None)]
     st, smap, page, p = vector_add_profile(load_heavy)
     lines = st["source"].splitlines()
     assert gp.check(p, SM / "vector_add.py", lines) == []
