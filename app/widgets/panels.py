@@ -261,8 +261,9 @@ def _why(insight, source_lines: list[str], follow_key: str | None, mapped: list[
                    "as its layout allows, and the compiler printed no remark or warning.")
         return
     st.caption("Each loop (pipelined or not, and why), each layout conversion (through shared memory or not), "
-               "each access narrower than its layout allows, and the compiler's own remarks and warnings (its "
-               "MLIR diagnostics for this compile). ⚠ costs time. Click one to follow its line.")
+               "shared-memory bank conflicts predicted from the PTX, each access narrower than its layout allows, and "
+               "the compiler's own remarks and warnings (its MLIR diagnostics for this compile). ⚠ costs time. "
+               "Click one to follow its line.")
     home = insight.source_map.filename.rsplit("/", 1)[-1]
     for i, r in enumerate(insight.remarks[:200]):
         where = f"line {r.line}" if r.line else "no line"

@@ -220,6 +220,7 @@ def bounded(result: CompileResult) -> CompileResult:
         kernels.append(KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
                                     k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
                                     str(k.cubin), passes, err(k.error),
-                                    k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096]))
+                                    k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
+                                    bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4)))
     return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
                          str(result.triton_version)[:100], result.seconds)

@@ -102,3 +102,12 @@ def test_over_its_budget_the_analysis_is_cut(engine, snippet):
     assert result.ok, result.error
     got = insight.of(result.kernels[0], "va.py")
     assert "took longer than 1e-06 s and was cut" in got.cut
+
+
+def test_a_workers_diagnostics_cross_bounded():
+    """The compiler's diagnostics a worker sends (KernelResult.diagnostics) reach the server, cut
+    to a bound like every other text of the answer."""
+    from inspectors.base.result import CompileResult, KernelResult, MAX_MESSAGE_CHARS, bounded
+    k = KernelResult("k", "cuda:90", {}, (), {"source": ""}, diagnostics="k.py:3:1: remark: r\n" * 100_000)
+    got = bounded(CompileResult((k,))).kernels[0].diagnostics
+    assert got.startswith("k.py:3:1: remark: r") and len(got) <= MAX_MESSAGE_CHARS * 4 + 200
