@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         os.environ["TLENS_TRITON_CACHE_DIR"] = cache
         from inspectors.base import settings as settings_mod
         from inspectors.base.result import CompileRequest
-        from inspectors.compile.engine import Engines
+        from inspectors.compile.engines import Engines
         from inspectors.compile.versions import compare_results, compile_both
         from kernels import LIBRARY
         import torch

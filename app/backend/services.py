@@ -22,7 +22,8 @@ from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
-from inspectors.compile.engine import Engine, Engines
+from inspectors.compile.engine import Engine
+from inspectors.compile.engines import Engines
 from inspectors.explain.insight import Insight, analyze, summarize_stage, unavailable
 from inspectors.explain.insight import of as of_worker
 from inspectors.read import liveregs, sass, sourcemap

@@ -110,6 +110,10 @@ class CompileResult:
     triton_version: str = ""
     seconds: float = 0.0
     key: str = ""                # the result cache's key for it, once the app has cached it
+    # where one compile's time went, in seconds (TIMINGS; absent: not measured): the job's
+    # wait in the queue and for its worker to start (the engine's), its compile and analysis
+    # and the CPU it used, its own and its tools' (the worker's)
+    timings: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -128,6 +132,7 @@ class CompileResult:
             "triton_version": self.triton_version,
             "seconds": self.seconds,
             **({"key": self.key} if self.key else {}),
+            **({"timings": dict(self.timings)} if self.timings else {}),
         }
 
     @classmethod
@@ -139,7 +144,19 @@ class CompileResult:
             triton_version=d.get("triton_version", ""),
             seconds=d.get("seconds", 0.0),
             key=d.get("key", ""),
+            timings=timings_of(d.get("timings")),
         )
+
+
+TIMINGS = ("queue_s", "start_s", "compile_s", "analysis_s", "cpu_s")
+
+
+def timings_of(value) -> dict:
+    """The known, finite, non-negative numbers of a `timings` mapping (a worker's answer)."""
+    if not isinstance(value, dict):
+        return {}
+    return {k: float(v) for k, v in value.items() if k in TIMINGS and isinstance(v, (int, float))
+            and not isinstance(v, bool) and 0 <= v < 1e7}
 
 
 # A project file's name as a request may carry it (CompileRequest.files): a relative path of
@@ -223,4 +240,4 @@ def bounded(result: CompileResult) -> CompileResult:
                                     k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
                                     bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4)))
     return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
-                         str(result.triton_version)[:100], result.seconds)
+                         str(result.triton_version)[:100], result.seconds, timings=timings_of(result.timings))

@@ -20,6 +20,8 @@
 | TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.versions) |
 | TLENS_TRITON_VERSIONS_DIR  | .triton-versions (in the repo)  | a folder of extra versions, one `pip --target` folder each |
 | TLENS_VERSION_WORKERS      | 1                               | warm workers of each extra Triton version |
+| TLENS_OWN_SANDBOXES        | from memory (sandboxed servers) | students' own warm sandboxes live at once (0: none, a fresh sandbox per job) |
+| TLENS_OWN_IDLE_S           | 600                             | an own sandbox idle this long is stopped  |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -55,6 +57,8 @@ class Settings:
     unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
     scratch_mb: int = 1024
     open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
+    own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/own.py)
+    own_idle_s: float = 600.0
 
     @property
     def class_mode(self) -> bool:
@@ -70,6 +74,18 @@ def default_workers() -> int:
     except (ValueError, OSError, AttributeError):
         mem_gib = 4.0
     return max(1, min(cores, int(mem_gib // 2), 8))
+
+
+OWN_SANDBOX_MIB = 320     # what one student's idle sandbox holds (PSS; benchmarks/results/sandbox_overhead.txt)
+
+
+def default_own_sandboxes() -> int:
+    """Students' own sandboxes at once: half of the memory at OWN_SANDBOX_MIB each, at least 2."""
+    try:
+        mem_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    except (ValueError, OSError, AttributeError):
+        mem_mib = 4096.0
+    return max(2, int(mem_mib * 0.5 // OWN_SANDBOX_MIB))
 
 
 def load() -> Settings:
@@ -94,4 +110,6 @@ def load() -> Settings:
         unsandboxed_class=env("TLENS_UNSANDBOXED_CLASS", "0") == "1",
         scratch_mb=int(env("TLENS_SCRATCH_MB", "1024")),
         open_file=env("TLENS_OPEN", ""),
+        own_sandboxes=int(env("TLENS_OWN_SANDBOXES") or default_own_sandboxes()),
+        own_idle_s=float(env("TLENS_OWN_IDLE_S", "600")),
     )

@@ -10,7 +10,8 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import error_json, fail
-from inspectors.compile.engine import Engine, Engines
+from inspectors.compile.engine import Engine
+from inspectors.compile.engines import Engines
 from inspectors.explain.insight import analyze
 from inspectors.store import project
 from inspectors.read import liveregs, sass

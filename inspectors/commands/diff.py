@@ -13,7 +13,8 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import fail
-from inspectors.compile.engine import Engine, Engines
+from inspectors.compile.engine import Engine
+from inspectors.compile.engines import Engines
 from inspectors.explain.diff import diff_kernels
 from inspectors.explain.insight import analyze
 from inspectors.store.export import all_stages

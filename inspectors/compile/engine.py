@@ -24,8 +24,12 @@ fair queue in front of them, shared by every session of the server.
   second: `position` = how many jobs will be served before it.
 * **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
   another Triton version: its folder first on their PYTHONPATH, or another interpreter.
-  `Engines` keeps one Engine per configured version and routes a request by its
+  `Engines` (engines.py) keeps one Engine per configured version and routes a request by its
   `triton_version` ("" = the server's own).
+* **A student's own sandbox** (sandboxed servers, `own.py`): a session's files other than the
+  library's run in a warm sandbox of that student's alone, a fresh child of it per job
+  (`zygote.py`); the pool's workers run the library's files. The pool's slots still bound how
+  many jobs run at once.
 
 The engine never imports torch or triton: it is safe to use from the Streamlit server. Its parts:
 `workers` (one worker process and the watch on its scratch), `fairqueue` (who runs where),
@@ -57,6 +61,7 @@ from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue
+from inspectors.compile.own import OwnSandboxes
 from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -97,16 +102,21 @@ class Engine(FairQueue):
         self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-spawn")
         self._cv = threading.Condition()
         self._slots: list[Worker | None] = [self._spawn() for _ in range(self.size)]
+        # a class's students' own files run in their own warm sandboxes (own.py); the pool's
+        # workers then run only the library's files, and stay
+        self.own = OwnSandboxes(lambda: self._spawn(fork=True), self.settings.own_sandboxes, self.settings.own_idle_s) \
+            if self.sandboxed and self.settings.own_sandboxes > 0 else None
         self._init_queue()
         self._closed = False
 
     # -- the pool -------------------------------------------------------------------------------
 
-    def _spawn(self) -> Worker:
-        """A fresh worker, started from the engine's spawner thread (see __init__)."""
-        return self._spawner.submit(self._spawn_here).result()
+    def _spawn(self, fork: bool = False) -> Worker:
+        """A fresh worker, started from the engine's spawner thread (see __init__); `fork`: a
+        student's own sandbox, which runs each job in a child of its own (zygote.py)."""
+        return self._spawner.submit(self._spawn_here, fork).result()
 
-    def _spawn_here(self) -> Worker:
+    def _spawn_here(self, fork: bool = False) -> Worker:
         env = {**os.environ, **self.extra_env}
         env["TRITON_CACHE_DIR"] = str(self.settings.triton_cache_dir)
         env["TLENS_TRITON_CACHE_BASE"] = str(self.settings.triton_cache_dir)
@@ -119,9 +129,9 @@ class Engine(FairQueue):
         argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker"]
         if not self.sandboxed:
             return Worker(argv, env)
-        return self._spawn_sandboxed(argv)
+        return self._spawn_sandboxed(argv, {"TLENS_WORKER_FORK": "1"} if fork else {})
 
-    def _spawn_sandboxed(self, argv: list[str]) -> Worker:
+    def _spawn_sandboxed(self, argv: list[str], extra: dict) -> Worker:
         """A worker in a sandbox of its own (see sandbox.py), for one job (or, for the engine of one
         user, for that user's jobs): its scratch folder holds its jobs and a private Triton cache
         in which the trusted cache's kernels appear read-only."""
@@ -141,7 +151,7 @@ class Engine(FairQueue):
                                 cpu_s=self._cpu_limit_s())
         env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
                "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
-               "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env}
+               "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env, **extra}
         if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.versions)
             env["PYTHONPATH"] = os.pathsep.join((self.triton.path, str(_REPO_ROOT)))
         jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
@@ -170,10 +180,24 @@ class Engine(FairQueue):
         return 0
 
     def wait_ready(self, timeout: float = 300) -> bool:
-        """All of the pool's workers started (each imports torch and triton)."""
+        """All of the pool's workers started (each imports torch and triton), and the students' own."""
         deadline = time.monotonic() + timeout
         return all(w.ready.wait(max(0.0, deadline - time.monotonic())) and w.alive()
-                   for w in list(self._slots) if w is not None)     # None: a retired spare's place
+                   for w in self.workers())
+
+    def workers(self) -> list[Worker]:
+        """The pool's live workers, then the students' own sandboxes."""
+        return [w for w in list(self._slots) if w is not None] + (self.own.workers() if self.own else [])
+
+    def uses_own(self, request: CompileRequest, session: str) -> bool:
+        """Whether this request of this session runs in the session's own sandbox: a class server's
+        request for anything but the library's own, unedited files."""
+        return self.own is not None and bool(session) and trusted_cache.digest(request.source) not in self._library
+
+    def prewarm(self, session: str) -> None:
+        """Start this session's own sandbox now (a student opened the page), if the server keeps them."""
+        if self.own is not None and session:
+            self.own.prewarm(session)
 
     def status(self) -> dict:
         """What the pool is doing now: workers, running and waiting jobs (for the UI)."""
@@ -181,10 +205,12 @@ class Engine(FairQueue):
             return {"workers": self.size, "slots": len(self._slots), "running": len(self._busy),
                     "waiting": sum(len(q) for q in self._queues.values()),
                     "stragglers": len(self._stragglers), "completed": self.completed,
-                    "pids": [w.proc.pid for w in self._slots if w is not None]}
+                    "pids": [w.proc.pid for w in self._slots if w is not None],
+                    **({"own": self.own.status()} if self.own else {})}
 
     def worker_pids(self) -> list[int]:
-        return self.status()["pids"]
+        """The pool's workers' and the students' own sandboxes' process ids."""
+        return [w.proc.pid for w in self.workers()]
 
     # -- the queue ------------------------------------------------------------------------------
 
@@ -200,24 +226,47 @@ class Engine(FairQueue):
                 "queued. Wait for them to finish, then press Compile again.", request.filename, None))
         try:
             slot = self._wait_turn(ticket, on_wait)
-            return self._run(slot, request, timeout)
+            result = self._run(slot, request, timeout, ticket)
+            return dataclasses.replace(result, timings={
+                **result.timings, "queue_s": round(ticket.started - ticket.enqueued, 4),
+                "start_s": round(ticket.start_s, 4)})
         finally:
             if ticket.reniced and ticket.slot is not None:
-                self._restore_priority(ticket.slot)
+                self._restore_priority(ticket)
             self._finish(ticket)
 
     # -- one job on one worker ------------------------------------------------------------------
 
-    def _run(self, slot: int, request: CompileRequest, timeout: float) -> CompileResult:
+    def _run(self, slot: int, request: CompileRequest, timeout: float, ticket) -> CompileResult:
+        own = self.own.acquire(ticket.session) if self.uses_own(request, ticket.session) else None
+        if own is None:
+            return self._run_on(slot, request, timeout, ticket, lambda wait=True: self._replace(slot, wait))
+        renewed = []
+        try:
+            return self._run_on(slot, request, timeout, ticket, lambda wait=True: renewed.append(True), own)
+        finally:
+            self.own.release(ticket.session, own, renew=bool(renewed))
+
+    def _run_on(self, slot: int, request: CompileRequest, timeout: float, ticket, renew, own: Worker | None = None
+                ) -> CompileResult:
+        """The job on the slot's worker, or on the session's own sandbox (`own`); `renew()` stops
+        the worker that ran it and puts a fresh one in its place, `renew(wait=False)` after
+        this job's result is returned."""
         with self._cv:
-            worker = self._slots[slot] if slot < len(self._slots) else None
+            worker = own or (self._slots[slot] if slot < len(self._slots) else None)
         if worker is None:
             return CompileResult(error=CompileError("crash", "the compile server is shutting down"))
+        ticket.worker = worker
         # Start-up time (imports) is not the job's: wait for the worker to be ready first.
+        t0 = time.perf_counter()
         if not (worker.ready.wait(300) and worker.alive()):
-            worker = self._replace(slot)
+            if own is not None:
+                renew()
+                return CompileResult(error=CompileError("crash", "your sandbox failed to start; press Compile again"))
+            worker = ticket.worker = self._replace(slot)
             if not (worker.ready.wait(300) and worker.alive()):
                 return CompileResult(error=CompileError("crash", "the compile worker failed to start"))
+        ticket.start_s = time.perf_counter() - t0
         have = worker.info.get("triton_version", "")
         if request.triton_version and have != request.triton_version:
             return CompileResult(error=CompileError(
@@ -228,16 +277,16 @@ class Engine(FairQueue):
         try:
             job = journal.JobDir.create(worker.folder or self.scratch)
         except OSError as e:
-            self._replace(slot)
+            renew()
             return CompileResult(error=CompileError("crash", f"the job's folder could not be made ({e})"))
         try:
-            return self._run_job(slot, worker, job, request, timeout)
+            return self._run_job(worker, job, request, timeout, renew, own is not None)
         finally:
             job.close()
             shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
 
-    def _run_job(self, slot: int, worker: Worker, job: journal.JobDir, request: CompileRequest,
-                 timeout: float) -> CompileResult:
+    def _run_job(self, worker: Worker, job: journal.JobDir, request: CompileRequest, timeout: float,
+                 renew, own: bool) -> CompileResult:
         msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
         try:
@@ -252,7 +301,7 @@ class Engine(FairQueue):
         except queue.Empty:
             worker.stop()
             tail = _output_tail(job)
-            self._replace(slot)
+            renew()
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
                 f"does example() loop forever?", request.filename, None, tail),
@@ -260,26 +309,32 @@ class Engine(FairQueue):
         except OverQuota as e:
             worker.stop()
             tail = _output_tail(job, 2000)
-            self._replace(slot)
+            renew()
             return CompileResult(error=CompileError("limit", str(e), request.filename, None, tail),
                                  seconds=time.perf_counter() - started)
         except (BrokenPipeError, OSError):
             reply = None
         if isinstance(reply, dict) and ("_oversize" in reply or "_malformed" in reply):
-            self._replace(slot)
+            renew()
             what = (f"more than {MAX_REPLY_BYTES >> 20} MB" if "_oversize" in reply else "something that is not a result")
             return CompileResult(error=CompileError("crash", f"the compile worker answered {what}; it was stopped "
                                                     "and replaced", request.filename, None),
                                  seconds=time.perf_counter() - started)
-        if reply is None:
+        if isinstance(reply, dict) and "_child_died" in reply:     # an own sandbox's job died; the sandbox lives
+            code = reply["_child_died"] if isinstance(reply["_child_died"], int) else None
+            if reply.get("_dirty"):
+                renew()
+            reply = None
+        elif reply is None:
             try:   # stdout closes a moment before the process is reaped
                 code = worker.proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 code = None
             worker.stop()
+            renew()
+        if reply is None:
             kernels, stage = journal.recover(job)
             output = _output_tail(job)
-            self._replace(slot)
             label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
             where = f" while making {label}" if stage else " while running the file"
             error = CompileError("crash", f"the compile worker died ({_describe_exit(code)}){where}; it was restarted",
@@ -288,9 +343,12 @@ class Engine(FairQueue):
                 kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
             return bounded(CompileResult(kernels=kernels if stage else (), error=error,
                                          triton_version=self.triton_version, seconds=time.perf_counter() - started))
-        if not worker.sandboxed and not worker.clean:
-            self._replace(slot, wait=False)
-        if worker.sandboxed:
+        if own:
+            if reply.pop("_dirty", None):             # what its sweep could not put right: a fresh one
+                renew(wait=False)
+        elif not worker.sandboxed and not worker.clean:
+            renew(wait=False)
+        elif worker.sandboxed:
             # Nothing of a user's code may reach the next job: a fresh sandbox after it. A worker
             # that has run only the library's own, unedited files has run only our code: it stays
             # (no new worker to start: a class compiling the lesson kernels pays no start-up per
@@ -301,7 +359,7 @@ class Engine(FairQueue):
             # RLIMIT_CPU counts a process's whole life: a worker kept for job after job retires
             # at half of it, before the kernel's SIGKILL could end a student's compile.
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
-                self._replace(slot, wait=False)
+                renew(wait=False)
         try:
             return bounded(CompileResult.from_json(reply))
         except (TypeError, ValueError, KeyError, AttributeError) as e:
@@ -328,17 +386,20 @@ class Engine(FairQueue):
                 raise OverQuota(f"the job wrote more than its scratch allowance ({self.settings.scratch_mb} MB or "
                                  "50,000 files) and was stopped (TLENS_SCRATCH_MB)")
 
-    def _restore_priority(self, slot: int) -> None:
-        """Normal priority again for the next job on this slot; a server that may not raise a
-        priority (not root) gets a fresh worker there instead."""
-        with self._cv:
-            worker = self._slots[slot] if slot < len(self._slots) else None
+    def _restore_priority(self, ticket) -> None:
+        """Normal priority again for the next job of the worker the ticket ran on; a server that
+        may not raise a priority (not root) gets a fresh worker there instead."""
+        worker = ticket.worker
         if worker is None or not worker.alive():
             return
         try:
             os.setpriority(os.PRIO_PGRP, worker.proc.pid, 0)
         except OSError:
-            self._replace(slot)
+            session = self.own.owner_of(worker) if self.own else None
+            if session is not None:
+                self.own.release(session, worker, renew=True)
+            elif worker in self._slots:
+                self._replace(self._slots.index(worker))
 
     def _replace(self, slot: int, wait: bool = True) -> Worker:
         """A fresh worker in `slot`; the old one is killed first, or, with wait=False (a sandbox
@@ -364,6 +425,8 @@ class Engine(FairQueue):
         for w in workers:
             if w is not None:
                 w.kill()
+        if self.own is not None:
+            self.own.close()
         self._spawner.shutdown(wait=False)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -386,56 +449,3 @@ def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:
         except OSError:
             pass
     return bound_text("\n".join(p for p in parts if p)[-limit:], limit, 2000)
-
-
-class Engines:
-    """One Engine per configured Triton version (inspectors.base.versions.configured()), each
-    started on first use; the server's own version gets `workers` workers, every extra version
-    `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: a worker holds ~0.3-1.5 GB).
-
-        engines = Engines()
-        engines.versions()                                   # ['3.6.0', '3.9.0']
-        engines.compile(CompileRequest(source, triton_version="3.6.0"))
-    """
-
-    def __init__(self, settings: settings_mod.Settings | None = None, envs: dict[str, TritonEnv] | None = None,
-                 extra_workers: int | None = None, **engine_kw):
-        from inspectors.base import versions
-        self.settings = settings or settings_mod.load()
-        self.envs = dict(versions.configured() if envs is None else envs)
-        self.own = next((v for v, e in self.envs.items() if e.own), "")
-        self.extra_workers = max(1, extra_workers or int(os.environ.get("TLENS_VERSION_WORKERS") or 1))
-        self.engine_kw = engine_kw
-        self._engines: dict[str, Engine] = {}
-        self._lock = threading.Lock()
-
-    def versions(self) -> list[str]:
-        return list(self.envs)
-
-    def get(self, version: str = "") -> Engine:
-        """The engine of `version` ("" = the server's own); KeyError naming the configured ones."""
-        version = version or self.own
-        if version not in self.envs:
-            raise KeyError(f"Triton {version} is not set up on this server (set up: "
-                           f"{', '.join(self.envs) or 'none'}); run make setup-versions TRITON_VERSIONS={version}")
-        with self._lock:
-            if version not in self._engines:
-                env = self.envs[version]
-                kw = dict(self.engine_kw)
-                if not env.own:
-                    kw["workers"] = self.extra_workers
-                self._engines[version] = Engine(self.settings, triton=env, **kw)
-            return self._engines[version]
-
-    def compile(self, request: CompileRequest, **kw) -> CompileResult:
-        try:
-            engine = self.get(request.triton_version)
-        except KeyError as e:
-            return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
-        return engine.compile(request, **kw)
-
-    def close(self) -> None:
-        with self._lock:
-            engines, self._engines = list(self._engines.values()), {}
-        for e in engines:
-            e.close()

@@ -29,6 +29,8 @@ class Ticket:
         self.enqueued = time.monotonic()
         self.started: float | None = None     # when it got its worker
         self.reniced = False                  # its worker was given the lowest CPU priority
+        self.worker = None                    # the worker it runs on: its slot's, or its student's own sandbox
+        self.start_s = 0.0                    # how long it waited for that worker to start
 
 
 class FairQueue:
@@ -150,7 +152,7 @@ class FairQueue:
                 continue
             if not t.reniced:
                 t.reniced = True
-                lower_priority(self._slots[slot])
+                lower_priority(t.worker or self._slots[slot])
             # the spare starts now, not when the next job arrives: a student pressing Compile
             # while hangs run then finds a worker already started
             if len(self._slots) >= 2 * self.size:

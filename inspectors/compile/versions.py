@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 
 from inspectors.base.result import CompileRequest, CompileResult
-from inspectors.compile.engine import Engines
+from inspectors.compile.engines import Engines
 from inspectors.explain.delta import delta_table, figures
 from inspectors.explain.diff import KernelDiff, diff_kernels
 from inspectors.explain.insight import analyze

@@ -71,7 +71,7 @@ def test_discovery_reads_folders_and_rejects_bad_entries(tmp_path):
 
 @pytest.fixture(scope="module")
 def engines():
-    from inspectors.compile.engine import Engines
+    from inspectors.compile.engines import Engines
     eng = Engines(envs={v: ENVS[v] for v in (A, B)}, workers=1)
     yield eng
     eng.close()

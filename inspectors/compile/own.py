@@ -1,0 +1,133 @@
+"""Each student's own warm sandbox, on a class server: a sandboxed worker started for one student
+(when their page opens, or at their first compile of a file of their own) and kept for that
+student's jobs only, each job in a fresh child of it (zygote.py). Its scratch folder and its
+Triton cache are the student's alone; nobody else's code ever runs there.
+
+    own = OwnSandboxes(spawn=lambda: engine._spawn(fork=True), cap=24, idle_s=600)
+    own.prewarm("user:alice")             # starts hers in the background
+    worker = own.acquire("user:alice")    # hers (started now if she has none); None: at the cap
+    ...
+    own.release("user:alice", renew=False)
+
+* **Capped.** At most `cap` live at once (TLENS_OWN_SANDBOXES, from the memory: each holds
+  torch and Triton). A new student at the cap takes the place of the one idle longest; if every
+  one is busy, `acquire` returns None and the engine runs the job the old way (a one-off sandbox
+  from the pool, replaced after it).
+* **Reaped when idle** for `idle_s` (TLENS_OWN_IDLE_S), by a thread of its own.
+* **Renewed** (`renew`) after a job that broke it (timeout, crash of the sandbox, a quota, an
+  answer that was not one, or what the sweep after a job could not put right): killed at
+  once, a fresh one started for the student's next job.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from typing import Callable
+
+from inspectors.compile.workers import Worker
+
+
+class _Own:
+    def __init__(self, worker: Worker):
+        self.worker = worker
+        self.busy = 0
+        self.used = time.monotonic()
+
+
+class OwnSandboxes:
+    def __init__(self, spawn: Callable[[], Worker], cap: int, idle_s: float):
+        self._spawn = spawn
+        self.cap, self.idle_s = max(1, cap), idle_s
+        self._lock = threading.Lock()
+        self._live: OrderedDict[str, _Own] = OrderedDict()        # least recently used first
+        self.started = 0          # sandboxes started, over the engine's life
+        self.evicted = 0          # taken away at the cap for a new student
+        self._closed = threading.Event()
+        threading.Thread(target=self._reaper, daemon=True, name="tlens-own-reaper").start()
+
+    def _take(self, session: str, start: bool) -> _Own | None:
+        """The session's entry (started if absent and `start`), marked used. Holds no lock on return."""
+        victims = []
+        with self._lock:
+            if self._closed.is_set():
+                return None
+            own = self._live.get(session)
+            if own is not None and not own.worker.alive() and not own.busy:
+                victims.append(self._live.pop(session).worker)
+                own = None
+            if own is None and start:
+                while len(self._live) >= self.cap:
+                    idle = next((s for s, o in self._live.items() if not o.busy), None)
+                    if idle is None:
+                        break
+                    victims.append(self._live.pop(idle).worker)
+                    self.evicted += 1
+                if len(self._live) < self.cap:
+                    own = self._live[session] = _Own(self._spawn())
+                    self.started += 1
+            if own is not None:
+                own.used = time.monotonic()
+                self._live.move_to_end(session)
+        for w in victims:
+            w.kill()
+        return own
+
+    def prewarm(self, session: str) -> None:
+        """Start the session's sandbox now (returns at once; it imports torch and triton on its own)."""
+        if session:
+            self._take(session, start=True)
+
+    def acquire(self, session: str) -> Worker | None:
+        own = self._take(session, start=True)
+        if own is None:
+            return None
+        with self._lock:
+            own.busy += 1
+        return own.worker
+
+    def release(self, session: str, worker: Worker, renew: bool = False) -> None:
+        """The job on `worker` is over; `renew`: the sandbox is stopped, the next job gets a fresh one."""
+        with self._lock:
+            own = self._live.get(session)
+            if own is not None and own.worker is worker:
+                own.busy = max(0, own.busy - 1)
+                own.used = time.monotonic()
+                if renew:
+                    del self._live[session]
+        if renew:
+            worker.kill()
+
+    def owner_of(self, worker: Worker) -> str | None:
+        with self._lock:
+            return next((s for s, o in self._live.items() if o.worker is worker), None)
+
+    def workers(self) -> list[Worker]:
+        with self._lock:
+            return [o.worker for o in self._live.values()]
+
+    def status(self) -> dict:
+        with self._lock:
+            return {"live": len(self._live), "busy": sum(1 for o in self._live.values() if o.busy),
+                    "cap": self.cap, "started": self.started, "evicted": self.evicted}
+
+    def reap(self, now: float | None = None) -> int:
+        """Stop the sandboxes idle for `idle_s` or more; how many."""
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            old = [s for s, o in self._live.items() if not o.busy and now - o.used >= self.idle_s]
+            victims = [self._live.pop(s).worker for s in old]
+        for w in victims:
+            w.kill()
+        return len(victims)
+
+    def _reaper(self) -> None:
+        while not self._closed.wait(min(30.0, max(1.0, self.idle_s / 4))):
+            self.reap()
+
+    def close(self) -> None:
+        self._closed.set()
+        with self._lock:
+            victims, self._live = [o.worker for o in self._live.values()], OrderedDict()
+        for w in victims:
+            w.kill()
