@@ -12,6 +12,7 @@ present.init(st.query_params)       # ?present=1: presentation mode, on whicheve
 panels.inject_css()
 services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
 services.engine()          # start the warm compile worker with the first page load
+services.prewarm_own()     # a class server: this student's own sandbox, started now
 
 PAGES = [
     st.Page("views/explorer.py", title="Explorer", icon=":material/biotech:", default=True, url_path="explorer"),

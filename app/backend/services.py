@@ -163,17 +163,29 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     version = request.triton_version or engines().own or pool.triton_version
     if not request.analysis_s:       # the worker analyses what it compiled (insight.of reads it)
         request = dataclasses.replace(request, analysis_s=ANALYSIS_BUDGET_S)
-    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}")
+    session = session_key()
+    # A student's own sandbox keeps what their earlier jobs left in it (their Triton cache): its
+    # results are theirs alone, never served to another student who compiles the same text.
+    own = f"/own:{session}" if pool.uses_own(request, session) else ""
+    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}{own}")
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
     try:
-        value, _hit = results().get_or_compute(
-            key, lambda: pool.compile(request, timeout=timeout, session=session_key(),
+        value, hit = results().get_or_compute(
+            key, lambda: pool.compile(request, timeout=timeout, session=session,
                                         on_wait=reporter).to_json(), _keep, _share)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = time.perf_counter() - t0
+    st.session_state["last_compile_hit"] = hit
     return _result_of(key, value)
+
+
+def prewarm_own() -> None:
+    """A class server starts a student's own sandbox when their page opens, and each run of
+    their page counts as activity (an idle one is stopped after TLENS_OWN_IDLE_S)."""
+    if settings_mod.load().class_mode:
+        engine().prewarm(session_key())
 
 
 _SHARED_ITEMS = 256      # results and insights kept parsed for every session of this process

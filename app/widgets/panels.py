@@ -201,7 +201,18 @@ def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
         f"**{kernel.name}** for `{kernel.target}` · num_warps={opts.get('num_warps')} · "
         f"num_stages={opts.get('num_stages')} · shared memory {md.get('shared', 0)} B · "
         f"{took} · Triton {result.triton_version}",
-        help="Specialization: " + " · ".join(a.describe() for a in kernel.args))
+        help="Specialization: " + " · ".join(a.describe() for a in kernel.args) + timing_note(result))
+
+
+def timing_note(result: CompileResult) -> str:
+    """Where the compile's time went (CompileResult.timings), for the launch card's tooltip."""
+    t = result.timings
+    if not t:
+        return ""
+    parts = [f"{label} {t[k]:.2f} s" for k, label in (("queue_s", "queue"), ("start_s", "worker start"),
+                                                       ("compile_s", "compile"), ("analysis_s", "analysis"),
+                                                       ("cpu_s", "CPU")) if k in t]
+    return "\n\nThis compile: " + " · ".join(parts) + "."
 
 
 def render_error(error: CompileError, source: str) -> None:

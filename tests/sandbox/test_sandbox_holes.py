@@ -87,7 +87,7 @@ def _until(cond, limit: float = 60.0) -> bool:
 
 
 def _job_folders(eng: Engine) -> list[Path]:
-    return [j for w in eng._slots if w is not None and w.folder is not None and w.folder.is_dir()
+    return [j for w in eng.workers() if w.folder is not None and w.folder.is_dir()
             for j in w.folder.glob("job-*")]
 
 

@@ -1,0 +1,77 @@
+"""The students' own sandboxes' bookkeeping (inspectors/compile/own.py), with stand-in workers:
+one per student, at most `cap` at once (the one idle longest makes room; all busy: none, the
+engine runs the job the old way), stopped when idle, renewed after a job that broke one."""
+import threading
+import time
+
+from inspectors.compile.own import OwnSandboxes
+
+
+class FakeWorker:
+    def __init__(self):
+        self.killed = False
+        self.ready = threading.Event()
+        self.ready.set()
+
+    def alive(self):
+        return not self.killed
+
+    def kill(self):
+        self.killed = True
+
+
+def make(cap=2, idle_s=600.0):
+    started = []
+
+    def spawn():
+        started.append(FakeWorker())
+        return started[-1]
+    return OwnSandboxes(spawn, cap, idle_s), started
+
+
+def test_one_sandbox_per_student_kept_across_jobs():
+    own, started = make()
+    a = own.acquire("alice")
+    own.release("alice", a)
+    assert own.acquire("alice") is a and len(started) == 1
+    own.release("alice", a)
+    b = own.acquire("bob")
+    assert b is not a and len(started) == 2
+    own.close()
+
+
+def test_at_the_cap_the_longest_idle_makes_room_and_busy_ones_are_never_taken():
+    own, started = make(cap=2)
+    a = own.acquire("alice")
+    own.release("alice", a)
+    time.sleep(0.01)
+    b = own.acquire("bob")                 # bob stays busy
+    c = own.acquire("carol")               # alice, idle, makes room
+    assert a.killed and not b.killed and c is not None
+    assert own.status()["evicted"] == 1 and own.status()["live"] == 2
+    assert own.acquire("dave") is None     # both busy: none for dave (the engine runs it the old way)
+    assert own.status()["live"] == 2
+    own.close()
+    assert b.killed and c.killed
+
+
+def test_idle_ones_are_reaped_and_renewal_replaces():
+    own, started = make(idle_s=60)
+    a = own.acquire("alice")
+    own.release("alice", a)
+    b = own.acquire("bob")
+    assert own.reap(time.monotonic() + 61) == 1          # alice idle past the limit; bob busy
+    assert a.killed and not b.killed
+    own.release("bob", b, renew=True)
+    assert b.killed and own.status()["live"] == 0
+    assert own.acquire("bob") is not b
+    own.close()
+
+
+def test_a_dead_sandbox_is_replaced_at_the_next_job():
+    own, started = make()
+    a = own.acquire("alice")
+    own.release("alice", a)
+    a.killed = True                          # died on its own
+    assert own.acquire("alice") is not a and len(started) == 2
+    own.close()
