@@ -10,7 +10,8 @@ Per job:
   answer to a pipe of its own, which this process forwards), it answers and `_exit`s.
 * **Afterwards, inside the sandbox** (`sweep`): every other process of the sandbox's PID space
   is killed (a `setsid` or double-forked leftover too: the sandbox's `/proc` lists exactly its
-  own processes), and `/tmp` (the sandbox's own tmpfs) and `$HOME` are emptied. What the sweep
+  own processes), and `/tmp` (the sandbox's own tmpfs) and `$HOME` are emptied; before the
+  next job (`tidy`) the scratch folder is cleared of all but its own parts. What the sweep
   cannot put right, it reports (`_dirty`): the engine then starts the student a fresh sandbox.
 * This process is not dumpable (`PR_SET_DUMPABLE` 0): a job, which runs as the same user, can
   neither attach to it nor open its `/proc/<pid>/` files, so its memory and its pipes stay its own.
@@ -51,8 +52,10 @@ def serve(proto_in, proto_out, handle) -> None:
             proto_out.write(json.dumps({"pong": True}) + "\n")
             proto_out.flush()
             continue
+        problems: list[str] = []
+        tidy(msg.get("job_dir", ""), problems)
         reply, died = _run_child(msg, handle, (proto_in.fileno(), proto_out.fileno()))
-        dirty = sweep(msg.get("job_dir", ""))
+        dirty = "; ".join(problems + [sweep()]).strip("; ")[:500]
         extra = {"_dirty": dirty} if dirty else {}
         if died is None and (reply.count(b"\n") != 1 or not reply.endswith(b"\n")):
             # the job wrote to its answer's pipe itself: one line is answered per job, always
@@ -163,23 +166,29 @@ def _reap() -> None:
 KEEP = ("triton", "etc", "home", "repro")      # the scratch folder's own parts (engine._spawn_sandboxed)
 
 
-def sweep(job_dir: str) -> str:
-    """After a job: no process of it left; /tmp, $HOME and the scratch folder (but for its own
-    parts and this job's folder, which the engine reads and removes) emptied; the Triton cache
-    still a folder this user can write. '' if so, else what is wrong (the engine then replaces
-    the sandbox)."""
-    _kill_others()
+def tidy(job_dir: str, problems: list[str]) -> None:
+    """Before a job: the scratch folder holds only its own parts and this job's folder. What an
+    earlier job put beside its folder (or its folder renamed) goes now, not after that job: the
+    engine reads a dead job's folder back after the sweep."""
     cache = os.environ.get("TLENS_TRITON_CACHE_BASE", "")
     scratch = os.path.dirname(cache) if cache else ""
-    problems: list[str] = []
-    mounts = _mount_points()
-    for folder in ("/tmp", os.environ.get("HOME", "")):
-        _empty(folder, mounts, problems)
     if scratch and os.path.isdir(scratch):
         for name in os.listdir(scratch):
             path = os.path.join(scratch, name)
             if name not in KEEP and path != job_dir:
                 _remove(path, problems)
+
+
+def sweep() -> str:
+    """After a job: no process of it left; /tmp and $HOME emptied; the Triton cache still a
+    folder this user can write. '' if so, else what is wrong (the engine then replaces the
+    sandbox)."""
+    _kill_others()
+    cache = os.environ.get("TLENS_TRITON_CACHE_BASE", "")
+    problems: list[str] = []
+    mounts = _mount_points()
+    for folder in ("/tmp", os.environ.get("HOME", "")):
+        _empty(folder, mounts, problems)
     if cache and (os.path.islink(cache) or not os.path.isdir(cache) or not os.access(cache, os.W_OK | os.X_OK)):
         problems.append("the Triton cache folder was changed")
     return "; ".join(problems)[:500]

@@ -82,7 +82,7 @@ def test_a_students_edits_compile_warm_in_their_own_sandbox(engine):
 
 
 def test_two_students_never_share_a_sandbox_or_its_leftovers(engine):
-    plant = f"""
+    plant = """
 mark = "OWN-" + "MARK-" + str(7 * 11)
 for folder in ("/tmp", os.environ["HOME"], os.environ["TLENS_TRITON_CACHE_BASE"], os.path.dirname(os.getcwd())):
     open(os.path.join(folder, "planted.txt"), "w").write(mark)
