@@ -5,6 +5,7 @@ import streamlit as st
 
 # `app` imports from anywhere: `make setup` installs the project (pip install -e .)
 from app.backend import services
+from app.state import workspace
 from app.widgets import panels, present
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
@@ -12,7 +13,7 @@ present.init(st.query_params)       # ?present=1: presentation mode, on whicheve
 panels.inject_css()
 services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
 services.engine()          # start the warm compile worker with the first page load
-services.prewarm_own()     # a class server: this student's own sandbox, started now
+services.prewarm_own(workspace.user())   # a class server: this student's own sandbox, started now
 
 PAGES = [
     st.Page("views/explorer.py", title="Explorer", icon=":material/biotech:", default=True, url_path="explorer"),

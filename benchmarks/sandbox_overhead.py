@@ -12,7 +12,14 @@ in its trusted cache), medians over --reps, the two engines alternating:
               the sandbox pays it once per job (no job's process serves another), off the
               student's path while the pool has a ready worker, on it when jobs come faster.
   bwrap       bubblewrap alone: `true` in the sandbox
-Goal (issue 19): warm compile in the sandbox at most 10 % or 30 ms slower than without.
+  edited      a student's own edited file, click -> result, --reps edits one after another
+              with no wait for a worker in between: a class server (sandboxed, the student's
+              own warm sandbox, started when the page opened: `prewarm`) vs the single-user
+              app (one warm unsandboxed worker) vs a class server without own sandboxes
+              (TLENS_OWN_SANDBOXES=0: a fresh sandbox per job, the design before issue 32)
+Goals: warm compile in the sandbox at most 10 % or 30 ms slower than without (issue 19); an
+edited file on a class server within 1.2 x or + 0.15 s of the single-user app (issue 32).
+The PSS of one idle own sandbox (settings.OWN_SANDBOX_MIB) is printed last.
 """
 from __future__ import annotations
 
@@ -36,9 +43,63 @@ from inspectors.compile.engine import Engine  # noqa: E402
 KERNELS = ("vector_add", "matmul")
 
 
-def _engine(sandboxed: bool, cache: Path) -> Engine:
-    s = dataclasses.replace(settings_mod.load(), triton_cache_dir=cache, workers=1, sandbox=sandboxed)
+def _engine(sandboxed: bool, cache: Path, own: int = 0) -> Engine:
+    s = dataclasses.replace(settings_mod.load(), triton_cache_dir=cache, workers=1, sandbox=sandboxed,
+                            own_sandboxes=own)
     return Engine(s, workers=1, sandboxed=sandboxed)
+
+
+def edit(source: str, n: int) -> str:
+    """A student's edit of a library file: a line of their own in the kernel's body (a new
+    kernel for Triton's cache: its key hashes the function's text)."""
+    head, sep, rest = source.partition("@triton.jit\n")
+    body_at = rest.index(":\n", rest.index("def ")) + 2
+    return head + sep + rest[:body_at] + f"    # my edit {n}\n" + rest[body_at:]
+
+
+def edited_rows(root: Path, reps: int) -> tuple[dict[str, list[float]], float]:
+    """Click -> result of `reps` edits of each kernel in a row, per mode (see the docstring), and
+    the PSS (MiB) of the class server's idle own sandbox."""
+    modes = {"single-user": _engine(False, root / "e-plain"), "class server": _engine(True, root / "e-own", own=4),
+             "class, no own": _engine(True, root / "e-fresh")}
+    for e in modes.values():
+        assert e.wait_ready(300)
+    modes["class server"].prewarm("student")          # the page opened
+    assert modes["class server"].wait_ready(300)
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    for n in range(reps):
+        for kernel in KERNELS:
+            source = edit((ROOT / "kernels" / f"{kernel}.py").read_text(), n)
+            for mode, e in (modes.items() if n % 2 == 0 else reversed(list(modes.items()))):
+                t = time.perf_counter()
+                r = e.compile(CompileRequest(source=source, filename="mine.py", target="cuda:90"), session="student")
+                times[mode].append(time.perf_counter() - t)
+                assert r.ok, r.error
+    pss = _pss_mib(modes["class server"].own.workers()[0].proc.pid)
+    for e in modes.values():
+        e.close()
+    return times, pss
+
+
+def _pss_mib(pid: int) -> float:
+    """PSS of a process and its descendants (bwrap, the worker), MiB."""
+    import os
+    children: dict[int, list[int]] = {}
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                children.setdefault(int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
+            except (OSError, IndexError, ValueError):
+                pass
+    total, todo = 0, [pid]
+    while todo:
+        q = todo.pop()
+        todo.extend(children.get(q, []))
+        try:
+            total += sum(int(line.split()[1]) for line in open(f"/proc/{q}/smaps_rollup") if line.startswith("Pss:"))
+        except OSError:
+            pass
+    return total / 1024
 
 
 def _timed_compile(engine: Engine, source: str, filename: str) -> float:
@@ -94,6 +155,7 @@ def main() -> int:
         for mode in starts:
             starts[mode].append(_start_time(mode == "sandbox", root / f"start-{mode}"))
     bw = statistics.median(_bwrap_true() for _ in range(max(5, args.reps)))
+    edits, pss = edited_rows(root, args.reps)
 
     med = lambda xs: statistics.median(xs)  # noqa: E731
     lines = [f"# sandbox_overhead: {platform.node()} ({len(__import__('os').sched_getaffinity(0))} cores), "
@@ -113,6 +175,15 @@ def main() -> int:
     lines.append(f"bwrap running `true`: {bw * 1000:.1f} ms")
     lines.append("goal (warm: sandbox <= plain × 1.10 or + 30 ms): " +
                  ", ".join(f"{k} {'met' if ok else 'NOT met'}" for k, ok in verdicts))
+    one, own, fresh = (med(edits[m]) for m in ("single-user", "class server", "class, no own"))
+    lines.append(f"edited file, class server vs single-user (click -> result, {len(edits['class server'])} edits "
+                 f"of {' and '.join(KERNELS)}, medians): single-user {one:.3f} s, class server {own:.3f} s "
+                 f"(ratio {own / one:.2f}, {(own - one) * 1000:+.0f} ms); without own sandboxes {fresh:.3f} s "
+                 f"(ratio {fresh / one:.2f})")
+    lines.append(f"goal (edited: class server <= single-user x 1.2 or + 0.15 s): "
+                 f"{'met' if own <= one * 1.2 or own - one <= 0.15 else 'NOT met'}")
+    lines.append(f"one idle own sandbox (bwrap + worker): PSS {pss:.0f} MiB "
+                 f"(settings.OWN_SANDBOX_MIB = {settings_mod.OWN_SANDBOX_MIB})")
     text = "\n".join(lines)
     print(text)
     if args.out:

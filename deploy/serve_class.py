@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.base.settings import default_workers  # noqa: E402
+from inspectors.base.settings import default_own_sandboxes, default_workers  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 WARM_TOKEN = "tlens-warm-up-page-of-the-class-server-0000"      # 43 characters: one folder for every start
@@ -116,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     ports = [free_port() if first == 0 else first + i for i in range(args.replicas)]
     total = int(os.environ.get("TLENS_WORKERS") or default_workers())
     shares = split_workers(total, args.replicas)
+    # the students' own sandboxes: the machine's memory split the same way (each replica keeps
+    # those of the students the proxy sends it)
+    own = split_workers(int(os.environ.get("TLENS_OWN_SANDBOXES") or default_own_sandboxes()), args.replicas)
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not env.get("TLENS_USER_HEADER"):
         env.setdefault("TLENS_CLASS", "1")
@@ -136,11 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, stop)
 
     try:
-        for i, (port, workers) in enumerate(zip(ports, shares)):
+        for i, (port, workers, owns) in enumerate(zip(ports, shares, own)):
             procs.append(subprocess.Popen(
                 [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "main.py"), "--server.port", str(port),
                  "--server.address", "127.0.0.1", "--server.headless", "true"],
-                cwd=ROOT, env={**env, "TLENS_WORKERS": str(workers)},
+                cwd=ROOT, env={**env, "TLENS_WORKERS": str(workers), "TLENS_OWN_SANDBOXES": str(max(1, owns))},
                 stdout=open(state / f"replica-{i}.log", "wb"), stderr=subprocess.STDOUT))
         for i, port in enumerate(ports):
             wait_healthy(f"http://127.0.0.1:{port}", f"replica {i} (log: {state}/replica-{i}.log)", procs)

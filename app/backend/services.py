@@ -181,10 +181,12 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     return _result_of(key, value)
 
 
-def prewarm_own() -> None:
-    """A class server starts a student's own sandbox when their page opens, and each run of
-    their page counts as activity (an idle one is stopped after TLENS_OWN_IDLE_S)."""
-    if settings_mod.load().class_mode:
+def prewarm_own(user: str) -> None:
+    """A class server starts a student's own sandbox when their page opens (`user`: whose page,
+    app/state/workspace.py, which session_key names too: one browser's tabs and refreshes share
+    it), and each run of their page counts as activity (an idle one is stopped after
+    TLENS_OWN_IDLE_S)."""
+    if user:
         engine().prewarm(session_key())
 
 

@@ -79,10 +79,14 @@ class OwnSandboxes:
             self._take(session, start=True)
 
     def acquire(self, session: str) -> Worker | None:
+        """The session's sandbox for one job; None at the cap, or while it runs another job of
+        the session's (a sandbox answers one job at a time: the engine runs this one the old way)."""
         own = self._take(session, start=True)
         if own is None:
             return None
         with self._lock:
+            if own.busy:
+                return None
             own.busy += 1
         return own.worker
 

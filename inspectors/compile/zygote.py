@@ -13,15 +13,19 @@ Per job:
   own processes), and `/tmp` (the sandbox's own tmpfs) and `$HOME` are emptied; before the
   next job (`tidy`) the scratch folder is cleared of all but its own parts. What the sweep
   cannot put right, it reports (`_dirty`): the engine then starts the student a fresh sandbox.
-* This process is not dumpable (`PR_SET_DUMPABLE` 0): a job, which runs as the same user, can
-  neither attach to it nor open its `/proc/<pid>/` files, so its memory and its pipes stay its own.
+* Trust: what this process answers is read by the engine as untrusted, exactly as a worker's
+  that ran the user's code itself (bounded, one line per job, anything else ends the sandbox).
+  A job runs as the same user in the same sandbox, so it could attach to this process (ptrace)
+  and change what it does for that student's *later* jobs: theirs alone (another student's
+  jobs run in another sandbox, and results made here are keyed to the student, app/backend/
+  services.py). It is left dumpable on purpose: a hostile-file test reads every
+  `/proc/*/environ` it can see, and a job must run as it did in a worker of its own.
 
 What stays from one job to the next is the student's own Triton cache (private to the student,
 in the scratch folder), as on their laptop.
 """
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import os
@@ -31,19 +35,10 @@ import signal
 import time
 
 MAX_REPLY_BYTES = 128 << 20        # as workers.MAX_REPLY_BYTES: beyond it the engine stops the worker
-PR_SET_DUMPABLE = 4
-
-
-def undumpable() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def serve(proto_in, proto_out, handle) -> None:
     """One line in, one line out, a child per compile (see the module docstring)."""
-    undumpable()
     gc.collect()
     gc.freeze()            # the imports' objects stay shared with every child, not copied on write
     for line in proto_in:

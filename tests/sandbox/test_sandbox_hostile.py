@@ -454,24 +454,29 @@ except OSError as e:
 
 def test_a_worker_that_ran_a_users_file_serves_nobody_after(server):
     """A library file leaves its sandboxed worker in place (only our code ran there); any other
-    file gets a fresh sandbox after it, so what it did in its process (a patched module, a
-    planted cache entry) cannot reach the next job."""
+    file runs in a process that serves no job after it (since issue 32: a fresh child of the
+    student's own sandbox, which ends with the job; the pool's workers never run it), so what it
+    did in its process (a patched module) cannot reach the next job, the same student's included."""
     eng = server["engine"]
     lib = (ROOT / "kernels" / "vector_add.py").read_text()
     assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="bob").ok
     assert eng.wait_ready(120)
-    before = set(eng.worker_pids())
+    pool = lambda: {w.proc.pid for w in eng._slots if w is not None}     # noqa: E731
+    before = pool()
     assert eng.compile(CompileRequest(source=lib, filename="vector_add.py"), session="carol").ok
-    assert set(eng.worker_pids()) == before                       # the library's worker stayed
-    r = eng.compile(CompileRequest(source=hostile("import triton.language as tl\ntl.PATCHED = 1"),
+    assert pool() == before                                       # the library's worker stayed
+    r = eng.compile(CompileRequest(source=hostile("import triton.language as tl\ntl.PATCHED = 1\n"
+                                                  "print('RAN IN', os.getpid())"),
                                    filename="patch.py"), session="mallory")
     assert r.ok, r.error
-    assert eng.wait_ready(120)
-    assert set(eng.worker_pids()) != before                       # that worker was replaced
-    probe = hostile("import triton.language as tl\nprint('patched' if hasattr(tl, 'PATCHED') else 'clean')")
-    for _ in range(2):                                            # whichever worker takes it
-        r = eng.compile(CompileRequest(source=probe, filename="probe.py"), session="dave")
+    ran_in = r.output.split("RAN IN ")[1].split()[0]
+    assert pool() == before                                       # not on the pool's workers
+    probe = hostile("import triton.language as tl\nprint('patched' if hasattr(tl, 'PATCHED') else 'clean')\n"
+                    "print('RAN IN', os.getpid())")
+    for session in ("mallory", "dave", "dave"):
+        r = eng.compile(CompileRequest(source=probe, filename="probe.py"), session=session)
         assert r.ok and "clean" in r.output and "patched" not in r.output, r.output
+        assert r.output.split("RAN IN ")[1].split()[0] != ran_in or session != "mallory"   # another process
 
 
 def test_a_kept_worker_retires_before_its_cpu_limit(server, monkeypatch):

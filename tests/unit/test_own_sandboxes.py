@@ -75,3 +75,12 @@ def test_a_dead_sandbox_is_replaced_at_the_next_job():
     a.killed = True                          # died on its own
     assert own.acquire("alice") is not a and len(started) == 2
     own.close()
+
+
+def test_a_sandbox_runs_one_job_at_a_time():
+    own, started = make()
+    a = own.acquire("alice")
+    assert own.acquire("alice") is None          # her second tab's job runs elsewhere
+    own.release("alice", a)
+    assert own.acquire("alice") is a
+    own.close()
