@@ -17,6 +17,7 @@ render = the rest (the result's trip to the server, its decoding, the panels dra
 from __future__ import annotations
 
 import asyncio
+import random
 import re
 import secrets
 import time
@@ -93,9 +94,13 @@ def library_query(i: int) -> str:
 
 
 def class_plan(n: int) -> list[tuple[str, int]]:
-    """(kind, index) of each session: 3 hangs, 1 huge, then every fifth a library kernel, the rest own files."""
+    """(kind, index) of each session: 3 hangs, 1 huge, every fifth of the rest a library kernel,
+    the others own files; in an order of their own (seeded: every run the same), as a class
+    arrives, not the hangs first."""
     rest = [("library" if i % 5 == 4 else "own", i) for i in range(max(0, n - 4))]
-    return [("hang", 0)] * min(3, n) + [("huge", 0)] * (1 if n > 3 else 0) + rest
+    plan = [("hang", 0)] * min(3, n) + [("huge", 0)] * (1 if n > 3 else 0) + rest
+    random.Random(32).shuffle(plan)
+    return plan
 
 
 def setup(root: Path, kind: str, i: int, token: str) -> tuple[str, str]:

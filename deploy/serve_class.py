@@ -116,9 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     ports = [free_port() if first == 0 else first + i for i in range(args.replicas)]
     total = int(os.environ.get("TLENS_WORKERS") or default_workers())
     shares = split_workers(total, args.replicas)
-    # the students' own sandboxes: the machine's memory split the same way (each replica keeps
-    # those of the students the proxy sends it)
-    own = split_workers(int(os.environ.get("TLENS_OWN_SANDBOXES") or default_own_sandboxes()), args.replicas)
+    # the students' own sandboxes: each replica keeps those of the students the proxy sends it, up
+    # to the machine's cap (the hash does not share a class evenly) and while the machine has
+    # memory to spare (inspectors/compile/own.py, memory_room)
+    own = [int(os.environ.get("TLENS_OWN_SANDBOXES") or default_own_sandboxes())] * args.replicas
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not env.get("TLENS_USER_HEADER"):
         env.setdefault("TLENS_CLASS", "1")

@@ -52,6 +52,17 @@ class Cgroup:
             with open(d / "cgroup.procs", "w") as f:
                 f.write(str(pid))
 
+    def cpu_share(self, low: bool) -> None:
+        """The lowest CPU share (a job past straggler_s: a hang must not take a compiling
+        sandbox's share) or the usual one again."""
+        for d in self.dirs:
+            for f, usual, lowest in (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1)):
+                if (d / f).exists():
+                    try:
+                        (d / f).write_text(str(lowest if low else usual))
+                    except OSError:
+                        pass
+
     def pids(self) -> set[int]:
         out = set()
         for d in self.dirs:

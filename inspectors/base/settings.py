@@ -80,12 +80,13 @@ OWN_SANDBOX_MIB = 190     # one student's idle sandbox: PSS 181 MiB here (benchm
 
 
 def default_own_sandboxes() -> int:
-    """Students' own sandboxes at once: half of the memory at OWN_SANDBOX_MIB each, at least 2."""
+    """Students' own sandboxes at once: 3/4 of the memory at OWN_SANDBOX_MIB each, at least 2
+    (and each starts only while the machine has memory to spare: own.memory_room)."""
     try:
         mem_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
     except (ValueError, OSError, AttributeError):
         mem_mib = 4096.0
-    return max(2, int(mem_mib * 0.5 // OWN_SANDBOX_MIB))
+    return max(2, int(mem_mib * 0.75 // OWN_SANDBOX_MIB))
 
 
 def load() -> Settings:

@@ -61,7 +61,7 @@ from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue
-from inspectors.compile.own import OwnSandboxes
+from inspectors.compile.own import OwnSandboxes, memory_room
 from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -104,8 +104,8 @@ class Engine(FairQueue):
         self._slots: list[Worker | None] = [self._spawn() for _ in range(self.size)]
         # a class's students' own files run in their own warm sandboxes (own.py); the pool's
         # workers then run only the library's files, and stay
-        self.own = OwnSandboxes(lambda: self._spawn(fork=True), self.settings.own_sandboxes, self.settings.own_idle_s) \
-            if self.sandboxed and self.settings.own_sandboxes > 0 else None
+        self.own = OwnSandboxes(lambda: self._spawn(fork=True), self.settings.own_sandboxes, self.settings.own_idle_s,
+                                memory_room) if self.sandboxed and self.settings.own_sandboxes > 0 else None
         self._init_queue()
         self._closed = False
 
@@ -202,9 +202,9 @@ class Engine(FairQueue):
     def status(self) -> dict:
         """What the pool is doing now: workers, running and waiting jobs (for the UI)."""
         with self._cv:
-            return {"workers": self.size, "slots": len(self._slots), "running": len(self._busy),
+            return {"workers": self.size, "slots": len(self._slots), "running": len(self._busy) + len(self._detached),
                     "waiting": sum(len(q) for q in self._queues.values()),
-                    "stragglers": len(self._stragglers), "completed": self.completed,
+                    "stragglers": len(self._stragglers) + len(self._detached), "completed": self.completed,
                     "pids": [w.proc.pid for w in self._slots if w is not None],
                     **({"own": self.own.status()} if self.own else {})}
 
@@ -392,6 +392,8 @@ class Engine(FairQueue):
         worker = ticket.worker
         if worker is None or not worker.alive():
             return
+        if worker.cgroup is not None:
+            worker.cgroup.cpu_share(low=False)
         try:
             os.setpriority(os.PRIO_PGRP, worker.proc.pid, 0)
         except OSError:

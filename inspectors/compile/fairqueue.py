@@ -7,7 +7,9 @@
   `session_running` of them running at once (1 on a class server: a student's tabs share one
   worker, however many hang).
 * A job past `straggler_s` gets the lowest CPU priority and a spare worker started beside it at
-  once (at most `size` spares), retired when the job ends.
+  once (at most `size` spares), retired when the job ends. A job in a student's own sandbox
+  instead gives its slot back (it is *detached*: it runs on in its sandbox, still counted
+  against its session's limits), so hangs never hold the slots a class compiles on.
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
@@ -45,11 +47,12 @@ class FairQueue:
         self._changes = 0                                # bumped whenever the queues change
         self._order: tuple[int, dict[int, int]] = (-1, {})   # (_changes, id(ticket) -> jobs ahead)
         self._stragglers: set[int] = set()               # slots whose job outran straggler_s
+        self._detached: set[Ticket] = set()              # own-sandbox jobs past straggler_s: slot given back
         self.completed = 0
 
     def _enqueue(self, session: str) -> Ticket | None:
         with self._cv:
-            mine = len(self._queues.get(session, ())) + sum(t.session == session for t in self._busy.values())
+            mine = len(self._queues.get(session, ())) + sum(t.session == session for t in self._running())
             if mine >= self.session_jobs:
                 return None
             ticket = Ticket(session)
@@ -116,9 +119,13 @@ class FairQueue:
         """The waiting sessions that may start a job now: those with fewer than
         `session_running` jobs running. Holds self._cv."""
         running: dict[str, int] = {}
-        for t in self._busy.values():
+        for t in self._running():
             running[t.session] = running.get(t.session, 0) + 1
         return {s: q for s, q in self._queues.items() if q and running.get(s, 0) < self.session_running}
+
+    def _running(self) -> list[Ticket]:
+        """The jobs running: on a slot, or detached in their own sandbox. Holds self._cv."""
+        return list(self._busy.values()) + list(self._detached)
 
     def _dispatch(self) -> None:
         """Give free workers to waiting jobs in the fair order. Holds self._cv."""
@@ -153,6 +160,12 @@ class FairQueue:
             if not t.reniced:
                 t.reniced = True
                 lower_priority(t.worker or self._slots[slot])
+            if t.worker is not None and t.worker is not self._slots[slot]:     # in its student's own sandbox
+                del self._busy[slot]
+                self._detached.add(t)
+                self._changes += 1
+                self._dispatch()
+                continue
             # the spare starts now, not when the next job arrives: a student pressing Compile
             # while hangs run then finds a worker already started
             if len(self._slots) >= 2 * self.size:
@@ -170,6 +183,9 @@ class FairQueue:
                     self._changes += 1
                     if not q:
                         del self._queues[ticket.session]
+            elif ticket in self._detached:
+                self._detached.discard(ticket)
+                self.completed += 1
             else:
                 self._busy.pop(ticket.slot, None)
                 self.completed += 1

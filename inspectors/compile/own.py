@@ -10,9 +10,10 @@ Triton cache are the student's alone; nobody else's code ever runs there.
     own.release("user:alice", renew=False)
 
 * **Capped.** At most `cap` live at once (TLENS_OWN_SANDBOXES, from the memory: each holds
-  torch and Triton). A new student at the cap takes the place of the one idle longest; if every
-  one is busy, `acquire` returns None and the engine runs the job the old way (a one-off sandbox
-  from the pool, replaced after it).
+  torch and Triton), and one starts only while the machine has memory to spare (`memory_room`).
+  A new student at the cap takes the place of the one idle longest; if every one is busy,
+  `acquire` returns None and the engine runs the job the old way (a one-off sandbox from the
+  pool, replaced after it).
 * **Reaped when idle** for `idle_s` (TLENS_OWN_IDLE_S), by a thread of its own.
 * **Renewed** (`renew`) after a job that broke it (timeout, crash of the sandbox, a quota, an
   answer that was not one, or what the sweep after a job could not put right): killed at
@@ -35,9 +36,22 @@ class _Own:
         self.used = time.monotonic()
 
 
+def memory_room(need_mib: float = 190.0) -> bool:
+    """Whether the machine has room for one more sandbox: MemAvailable after it above a reserve
+    (2 GiB or a tenth of the memory) for compiles and the servers. Several server processes on
+    one box (deploy/serve_class.py) each ask the machine, not a share of it."""
+    try:
+        info = {line.split(":")[0]: int(line.split()[1]) for line in open("/proc/meminfo")}
+    except (OSError, ValueError, IndexError):
+        return True
+    available, total = info.get("MemAvailable", 0) / 1024, info.get("MemTotal", 0) / 1024
+    return available - need_mib > max(2048.0, total / 10)
+
+
 class OwnSandboxes:
-    def __init__(self, spawn: Callable[[], Worker], cap: int, idle_s: float):
-        self._spawn = spawn
+    def __init__(self, spawn: Callable[[], Worker], cap: int, idle_s: float,
+                 room: Callable[[], bool] = lambda: True):
+        self._spawn, self._room = spawn, room
         self.cap, self.idle_s = max(1, cap), idle_s
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Own] = OrderedDict()        # least recently used first
@@ -57,13 +71,15 @@ class OwnSandboxes:
                 victims.append(self._live.pop(session).worker)
                 own = None
             if own is None and start:
-                while len(self._live) >= self.cap:
+                roomy = self._room()
+                while len(self._live) >= self.cap or (not roomy and self._live):
                     idle = next((s for s, o in self._live.items() if not o.busy), None)
                     if idle is None:
                         break
                     victims.append(self._live.pop(idle).worker)
                     self.evicted += 1
-                if len(self._live) < self.cap:
+                    roomy = True          # one taken away makes room for one
+                if len(self._live) < self.cap and roomy:
                     own = self._live[session] = _Own(self._spawn())
                     self.started += 1
             if own is not None:

@@ -105,13 +105,16 @@ class Worker:
 
 
 def lower_priority(worker: Worker | None) -> None:
-    """nice 19 for the worker's whole process group (its launcher's children too)."""
+    """nice 19 for the worker's whole process group (its launcher's children too), and the
+    lowest CPU share for its sandbox's cgroup (nice counts only inside a cgroup)."""
     if worker is None:
         return
     try:
         os.setpriority(os.PRIO_PGRP, worker.proc.pid, 19)
     except (OSError, AttributeError):
         pass
+    if worker.cgroup is not None:
+        worker.cgroup.cpu_share(low=True)
 
 
 class OverQuota(Exception):

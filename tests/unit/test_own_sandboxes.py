@@ -84,3 +84,17 @@ def test_a_sandbox_runs_one_job_at_a_time():
     own.release("alice", a)
     assert own.acquire("alice") is a
     own.close()
+
+
+def test_without_memory_to_spare_the_longest_idle_makes_room_or_none_starts():
+    room = {"ok": True}
+    started = []
+    own = OwnSandboxes(lambda: started.append(FakeWorker()) or started[-1], cap=10, idle_s=600,
+                       room=lambda: room["ok"])
+    a = own.acquire("alice")
+    room["ok"] = False
+    assert own.acquire("bob") is None and len(started) == 1      # alice busy: nothing to take
+    own.release("alice", a)
+    b = own.acquire("bob")                                        # alice, idle, makes room
+    assert b is not None and a.killed and own.status()["live"] == 1
+    own.close()
