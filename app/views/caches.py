@@ -106,7 +106,10 @@ def _server_status() -> None:
         size = services.results().size()
         st.markdown(f"**{pool['workers']}** warm compile workers ({pool['slots']} now, spares included) · "
                     f"**{pool['running']}** compiling · **{pool['waiting']}** waiting · {pool['completed']} done  \n"
-                    f"Result cache, shared by every session: {size.describe()}")
+                    + (f"Students' own sandboxes: **{pool['own']['live']}** warm of at most {pool['own']['cap']} "
+                       f"({pool['own']['busy']} compiling; {pool['own']['started']} started, "
+                       f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
+                    + f"Result cache, shared by every session: {size.describe()}")
         if st.button("Clear the result cache", key="clear_results",
                      help="Every session compiles again on its next Compile; the Triton cache is kept"):
             services.results().clear()
