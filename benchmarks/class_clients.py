@@ -10,9 +10,10 @@ then, inspectors/compile/own.py), and then they press Compile. The plan, for n s
   hang     3: example() never returns (ends at the server's time limit)
   huge     1: example() allocates 16 GiB (ends at the memory limit)
 The click is timed from the Compile press to the TTGIR panel (or the expected error), and split
-(`split`): page = until the run's first element arrived; queue, worker start, compile and
-analysis = what the server measured (the launch card's "This compile:" line, CompileResult.timings);
-render = the rest (the result's trip to the server, its decoding, the panels drawn and sent).
+(`split`) with what the server measured (the launch card's "This compile:" line): page = the
+page's run up to the compile, queue, worker start, compile, analysis (CompileResult.timings);
+render = the rest (the click's wait for the server to start its run, the result's trip back to
+the server, its decoding, the panels drawn and sent).
 """
 from __future__ import annotations
 
@@ -70,8 +71,8 @@ WARPS = ("", "8", "2")
 WANT = {"hang": b"took longer than", "huge": b"memory"}
 WARM_QUERY = "kernel=vector_add&target=cuda%3A90&num_warps=1&run=1"
 QUEUE_RE = re.compile(rb"In the queue: (\d+) compile")
-TIMING_RE = re.compile(rb"This compile: ((?:(?:queue|worker start|compile|analysis|CPU) [\d.]+ s(?: \xc2\xb7 )?)+)")
-PART_RE = re.compile(r"(queue|worker start|compile|analysis|CPU) ([\d.]+) s")
+TIMING_RE = re.compile(rb"This compile: ((?:(?:page|queue|worker start|compile|analysis|CPU) [\d.]+ s(?: \xc2\xb7 )?)+)")
+PART_RE = re.compile(r"(page|queue|worker start|compile|analysis|CPU) ([\d.]+) s")
 
 
 def own_source(i: int) -> tuple[str, str]:
@@ -256,9 +257,9 @@ async def _read_click(ws, out: dict, t0: float, limit: float, root: Path, token:
 def split(r: dict) -> dict[str, float] | None:
     """One click's time in parts (see the module docstring); None without the server's timings."""
     t = r.get("timings") or {}
-    if r.get("page") is None or "compile" not in t:
+    if "compile" not in t or "page" not in t:
         return None
-    parts = {"page": r["page"], "queue": t.get("queue", 0.0), "worker start": t.get("worker start", 0.0),
+    parts = {"page": t["page"], "queue": t.get("queue", 0.0), "worker start": t.get("worker start", 0.0),
              "compile": t["compile"], "analysis": t.get("analysis", 0.0)}
     parts["render"] = max(0.0, r["seconds"] - sum(parts.values()))
     return parts

@@ -127,6 +127,20 @@ def wait_idle(pid: int, below: float = 0.3, hold_s: float = 2.0, limit_s: float 
     return time.perf_counter() - t0
 
 
+def cpu_by_kind(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the processes under `pid`, by kind (server, worker, other)."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for q in _tree(pid):
+        try:
+            cmd = open(f"/proc/{q}/cmdline", "rb").read()
+            fields = open(f"/proc/{q}/stat").read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        kind = "worker" if b"inspectors.compile.worker" in cmd else "server" if b"streamlit" in cmd else "other"
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
+    return out
+
+
 def _cpu_seconds(pid: int) -> float:
     tick, total = os.sysconf("SC_CLK_TCK"), 0
     for q in _tree(pid):
@@ -268,10 +282,10 @@ def main() -> int:
         with warm_server(env, replicas) as (proc, url, log, root):
             before = memory_by_kind(proc.pid)
             spy = profiler(proc.pid, args.profile) if args.profile and replicas == 1 else None
-            t_class = time.perf_counter()
+            t_class, cpu0 = time.perf_counter(), cpu_by_kind(proc.pid)
             results = run(plan, url, root, args.timeout, proc.pid)
             wall = time.perf_counter() - t_class
-            after = memory_by_kind(proc.pid)
+            cpu1, after = cpu_by_kind(proc.pid), memory_by_kind(proc.pid)
             if spy is not None:
                 spy.send_signal(2)           # py-spy writes its file on SIGINT
                 spy.wait(60)
@@ -280,6 +294,9 @@ def main() -> int:
         all_ok &= report(results, alone, wall, cores, pool, args, log, label)
         workers = after.get("worker", [])
         live = max(1, len(workers) - pool)                 # the pool's workers, then one per student
+        print("CPU used from the first page to the last answer (the pages' opening, the own sandboxes' "
+              "start, the hangs at the lowest priority included): " + ", ".join(
+                  f"{k} {cpu1.get(k, 0) - cpu0.get(k, 0):.1f} s" for k in ("server", "worker", "other")))
         print(f"memory before the class: {describe_memory(before)}")
         print(f"memory after the class: {describe_memory(after)}; total PSS {total_pss(after):.0f} MiB; "
               f"per live student (own sandboxes' PSS, bwrap included / {live}): "

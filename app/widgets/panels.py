@@ -205,14 +205,20 @@ def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
 
 
 def timing_note(result: CompileResult) -> str:
-    """Where the compile's time went (CompileResult.timings), for the launch card's tooltip."""
+    """Where the compile's time went, for the launch card's tooltip: the page's run up to the
+    compile (this click's), then the result's own CompileResult.timings (or that it came from
+    the result cache, made by an earlier compile)."""
     t = result.timings
     if not t:
         return ""
-    parts = [f"{label} {t[k]:.2f} s" for k, label in (("queue_s", "queue"), ("start_s", "worker start"),
-                                                       ("compile_s", "compile"), ("analysis_s", "analysis"),
-                                                       ("cpu_s", "CPU")) if k in t]
-    return "\n\nThis compile: " + " · ".join(parts) + "."
+    last = st.session_state.get("last_compile") or {}
+    mine = last.get("key") == result.key and result.key
+    parts = [f"page {last['page_s']:.2f} s"] if mine else []
+    parts += [f"{label} {t[k]:.2f} s" for k, label in (("queue_s", "queue"), ("start_s", "worker start"),
+                                                        ("compile_s", "compile"), ("analysis_s", "analysis"),
+                                                        ("cpu_s", "CPU")) if k in t]
+    cached = " (from the result cache: the compile that made it)" if mine and last.get("hit") else ""
+    return "\n\nThis compile" + cached + ": " + " · ".join(parts) + "."
 
 
 def render_error(error: CompileError, source: str) -> None:

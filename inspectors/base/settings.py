@@ -76,7 +76,7 @@ def default_workers() -> int:
     return max(1, min(cores, int(mem_gib // 2), 8))
 
 
-OWN_SANDBOX_MIB = 190     # one student's idle sandbox: PSS 181 MiB here (benchmarks/results/sandbox_overhead.txt)
+OWN_SANDBOX_MIB = 210     # one student's sandbox: PSS 181-203 MiB here (benchmarks/results/sandbox_overhead.txt)
 
 
 def default_own_sandboxes() -> int:

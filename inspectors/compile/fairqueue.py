@@ -8,8 +8,9 @@
   worker, however many hang).
 * A job past `straggler_s` gets the lowest CPU priority and a spare worker started beside it at
   once (at most `size` spares), retired when the job ends. A job in a student's own sandbox
-  instead gives its slot back (it is *detached*: it runs on in its sandbox, still counted
-  against its session's limits), so hangs never hold the slots a class compiles on.
+  instead gives its slot back after at most `OWN_DETACH_S` (it is *detached*: it runs on in its
+  sandbox at the lowest priority, still counted against its session's limits), so hangs never
+  hold the slots a class compiles on.
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
@@ -20,6 +21,12 @@ import time
 from collections import deque
 
 from inspectors.compile.workers import lower_priority
+
+
+# A job in its student's own sandbox gives its slot back after this long at most (straggler_s if
+# less): that costs nothing (no spare to start), and a long compile then yields to short ones
+# (a library kernel compiles in 0.1-1.5 s on a 2-core box; benchmarks/class_load.py).
+OWN_DETACH_S = 1.0
 
 
 class Ticket:
@@ -155,12 +162,14 @@ class FairQueue:
         with few cores. Holds self._cv."""
         now = time.monotonic()
         for slot, t in list(self._busy.items()):
-            if slot in self._stragglers or t.started is None or now - t.started < self.straggler_s:
+            own = t.worker is not None and t.worker is not self._slots[slot]     # in its student's own sandbox
+            limit = min(self.straggler_s, OWN_DETACH_S) if own else self.straggler_s
+            if slot in self._stragglers or t.started is None or now - t.started < limit:
                 continue
             if not t.reniced:
                 t.reniced = True
                 lower_priority(t.worker or self._slots[slot])
-            if t.worker is not None and t.worker is not self._slots[slot]:     # in its student's own sandbox
+            if own:
                 del self._busy[slot]
                 self._detached.add(t)
                 self._changes += 1

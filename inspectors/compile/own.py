@@ -36,7 +36,7 @@ class _Own:
         self.used = time.monotonic()
 
 
-def memory_room(need_mib: float = 190.0) -> bool:
+def memory_room(need_mib: float = 210.0) -> bool:
     """Whether the machine has room for one more sandbox: MemAvailable after it above a reserve
     (2 GiB or a tenth of the memory) for compiles and the servers. Several server processes on
     one box (deploy/serve_class.py) each ask the machine, not a share of it."""
