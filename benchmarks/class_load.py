@@ -275,7 +275,11 @@ def main() -> int:
     # Alone: a sample of the class's well-behaved requests, each by itself: its page opened, the
     # server settled, Compile pressed (a server of its own: none of the class's results cached).
     with warm_server(env) as (proc, url, _, root):
-        alone = [run([job], url, root, args.timeout, proc.pid)[0] for job in alone_sample(plan, args.alone)]
+        alone = []
+        for job in alone_sample(plan, args.alone):
+            alone += run([job], url, root, args.timeout, proc.pid)
+            r = alone[-1]
+            print(f"alone {len(alone)}: {r['what']} {r['status']} {r['seconds']:.2f} s {r['detail']}", flush=True)
     all_ok = True
     for n, replicas in enumerate(int(r) for r in args.replicas.split(",")):
         label = "one process" if replicas == 1 else f"{replicas} processes behind nginx (deploy/serve_class.py)"
