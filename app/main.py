@@ -7,11 +7,11 @@ import streamlit as st
 
 # `app` imports from anywhere: `make setup` installs the project (pip install -e .)
 from app.backend import services
-from app.state import workspace
+from app.state import keys, workspace
 from app.widgets import panels, present
 
 st.set_page_config(page_title="Triton Lens", layout="wide")
-st.session_state["run_started"] = time.perf_counter()     # a compile's "page" time counts from here
+st.session_state[keys.RUN_STARTED] = time.perf_counter()     # a compile's "page" time counts from here
 present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens
 panels.inject_css()
 services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all

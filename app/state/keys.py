@@ -61,6 +61,8 @@ URL_PENDING = "_url_pending"      # its launch, panels and line, until a run get
 EDITOR_REOPEN = "_editor_reopen"
 EDITOR_FOLDED_FOR = "_editor_folded_for"
 LAST_COMPILE_S = "last_compile_s"
+LAST_COMPILE = "last_compile"     # this click's part of the last compile: {key, hit, page_s} (services.compile_kernel)
+RUN_STARTED = "run_started"       # when this run of the page started (app/main.py): a compile's "page" time
 WS_RENAME, WS_DUPLICATE, WS_DELETE, WS_UNDO = "ws-rename", "ws-duplicate", "ws-delete", "ws-undo"
 
 

@@ -211,7 +211,7 @@ def timing_note(result: CompileResult) -> str:
     t = result.timings
     if not t:
         return ""
-    last = st.session_state.get("last_compile") or {}
+    last = st.session_state.get(keys.LAST_COMPILE) or {}
     mine = last.get("key") == result.key and result.key
     parts = [f"page {last['page_s']:.2f} s"] if mine else []
     parts += [f"{label} {t[k]:.2f} s" for k, label in (("queue_s", "queue"), ("start_s", "worker start"),
