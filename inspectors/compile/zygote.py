@@ -77,8 +77,7 @@ def _run_child(msg: dict, handle, protocol_fds: tuple[int, int]) -> tuple[bytes,
             os.close(r)
             for fd in protocol_fds:
                 os.close(fd)
-            gc.unfreeze()
-            reply = handle(msg)
+            reply = handle(msg)       # (the frozen objects stay frozen: a child lives one job)
             data = (json.dumps(reply) + "\n").encode()
             _write_all(w, data)
         except BaseException:  # noqa: BLE001 - no answer: the zygote reports the death
