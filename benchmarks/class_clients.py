@@ -34,17 +34,7 @@ from app.components.stage_panel import payload as panel_payload
 from inspectors.store.workspace import user_folder
 
 ROOT = Path(__file__).resolve().parents[1]
-FOREVER = """import triton
-import triton.language as tl
-
-@triton.jit
-def k(x_ptr):
-    tl.store(x_ptr, 1.0)
-
-def example():
-    while True:
-        pass
-"""
+FOREVER = (ROOT / "tests" / "snippets" / "forever.py").read_text()      # example() never returns
 HUGE = FOREVER.replace("    while True:\n        pass\n", "    import torch\n    x = torch.empty(4 * 2**30)          # 16 GiB of fp32\n"
                        "    k[(1,)](x)\n")
 NEW_FILE = '''import torch

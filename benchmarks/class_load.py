@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 from class_clients import class_plan, session_ws, split
+from inspectors.base import proctree
 from inspectors.base.settings import default_workers
 from tests_helpers import load  # (benchmarks/tests_helpers.py)
 
@@ -46,9 +47,8 @@ def memory_by_kind(pid: int) -> dict[str, list[tuple[float, float]]]:
     for q in _tree(pid):
         try:
             cmd = open(f"/proc/{q}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
-            roll = {line.split(":")[0]: int(line.split()[1]) for line in open(f"/proc/{q}/smaps_rollup")
-                    if line.startswith(("Rss:", "Pss:"))}
-        except (OSError, IndexError, ValueError):
+            roll = proctree.memory_kib(q)
+        except OSError:
             continue
         kind = ("other" if cmd.split(" ", 1)[0].endswith("bwrap")          # the sandbox around a worker
                 else "worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
@@ -153,19 +153,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def _tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                children.setdefault(int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        q = todo.pop()
-        out.append(q)
-        todo.extend(children.get(q, []))
-    return out
+    return proctree.tree(pid)
 
 
 @contextlib.contextmanager

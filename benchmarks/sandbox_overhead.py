@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.base import sandbox  # noqa: E402
+from inspectors.base import proctree, sandbox  # noqa: E402
 from inspectors.base import settings as settings_mod  # noqa: E402
 from inspectors.base.result import CompileRequest  # noqa: E402
 from inspectors.compile.engine import Engine  # noqa: E402
@@ -88,23 +88,7 @@ def edited_rows(root: Path, reps: int) -> tuple[dict[str, list[float]], float]:
 
 def _pss_mib(pid: int) -> float:
     """PSS of a process and its descendants (bwrap, the worker), MiB."""
-    import os
-    children: dict[int, list[int]] = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                children.setdefault(int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1]), []).append(int(p))
-            except (OSError, IndexError, ValueError):
-                pass
-    total, todo = 0, [pid]
-    while todo:
-        q = todo.pop()
-        todo.extend(children.get(q, []))
-        try:
-            total += sum(int(line.split()[1]) for line in open(f"/proc/{q}/smaps_rollup") if line.startswith("Pss:"))
-        except OSError:
-            pass
-    return total / 1024
+    return proctree.pss_mib(proctree.tree(pid))
 
 
 def _timed_compile(engine: Engine, source: str, filename: str) -> float:

@@ -13,6 +13,17 @@ SNIPPETS = ROOT / "tests" / "snippets"
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
+def until(cond, limit: float = 60.0) -> bool:
+    """Whether `cond()` came true within `limit` seconds (asked ten times a second)."""
+    import time
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def load_script(path: Path):
     """A script of benchmarks/ or deploy/ as a module, from its file: those folders are not
     packages (the project's packages, inspectors, kernels and app, are installed: make setup)."""

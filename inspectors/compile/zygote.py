@@ -34,6 +34,8 @@ import shutil
 import signal
 import time
 
+from inspectors.base import proctree
+
 MAX_REPLY_BYTES = 128 << 20        # as workers.MAX_REPLY_BYTES: beyond it the engine stops the worker
 
 
@@ -123,12 +125,10 @@ def _kill_others() -> int:
     the sandbox's /proc lists only its own. Repeated until none is left (a fork racing the
     first pass). Returns how many were killed."""
     keep, p = {os.getpid()}, os.getpid()
-    while p > 1:
-        try:
-            p = int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
-        keep.add(p)
+    while p is not None and p > 1:
+        p = proctree.parent_of(p)
+        if p is not None:
+            keep.add(p)
     keep.add(1)
     killed = 0
     for _ in range(20):

@@ -4,14 +4,13 @@ leaves behind (a process, a file, a broken folder, a forged answer) does not bre
 student's next job and never reaches another student."""
 import ast
 import dataclasses
-import os
 import subprocess
 import time
 
 import pytest
 
-from conftest import ROOT, SNIPPETS
-from inspectors.base import sandbox
+from conftest import ROOT, SNIPPETS, until
+from inspectors.base import proctree, sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
 from inspectors.compile.engine import Engine
@@ -153,7 +152,7 @@ def test_a_job_that_breaks_its_sandbox_gets_a_fresh_one(engine):
     first = own_of(engine, "user:dan")
     r = compile_as(engine, "user:dan", edited('os.chmod(os.environ["TLENS_TRITON_CACHE_BASE"], 0o500)'))
     assert r.ok, r.error
-    assert _until(lambda: own_of(engine, "user:dan") is not first)        # renewed
+    assert until(lambda: own_of(engine, "user:dan") is not first)        # renewed
     r = compile_as(engine, "user:dan", edited(n=4))
     assert r.ok, r.error
     second = own_of(engine, "user:dan")
@@ -174,41 +173,11 @@ def test_a_hang_is_stopped_and_the_student_compiles_again(engine):
     assert r.ok, r.error
 
 
-def _until(cond, limit: float = 30.0) -> bool:
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return False
-
 
 def test_memory_of_a_live_student_is_bounded(engine):
     """What one idle own sandbox holds (the cap's unit, settings.OWN_SANDBOX_MIB): its PSS."""
     engine.prewarm("user:fay")
     worker = own_of(engine, "user:fay")
     assert worker.ready.wait(120)
-    pss = 0
-    for pid in [worker.proc.pid] + _descendants(worker.proc.pid):
-        try:
-            pss += sum(int(line.split()[1]) for line in open(f"/proc/{pid}/smaps_rollup") if line.startswith("Pss:"))
-        except OSError:
-            pass
-    assert 0 < pss / 1024 <= 2 * settings_mod.OWN_SANDBOX_MIB, pss / 1024
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                ppid = int(open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(p))
-            except (OSError, IndexError, ValueError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
+    pss = proctree.pss_mib(proctree.tree(worker.proc.pid))
+    assert 0 < pss <= 2 * settings_mod.OWN_SANDBOX_MIB, pss
