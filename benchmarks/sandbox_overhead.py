@@ -72,6 +72,8 @@ def edited_rows(root: Path, reps: int) -> tuple[dict[str, list[float]], float]:
     halves = (range(0, (reps + 1) // 2), range((reps + 1) // 2, reps))
     for half, order in zip(halves, (list(modes), list(reversed(modes)))):
         for mode in order:
+            for e in modes.values():       # what another mode's block left starting (a fresh
+                assert e.wait_ready(300)   # sandbox) is not this block's: between blocks only
             for n in half:
                 for kernel in KERNELS:
                     source = edit((ROOT / "kernels" / f"{kernel}.py").read_text(), n)
