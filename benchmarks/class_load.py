@@ -98,9 +98,11 @@ def start_server(env: dict, replicas: int = 1) -> tuple[subprocess.Popen, str, P
     raise SystemExit(f"server did not start (log: {log})")
 
 
-def run(plan: list[tuple[str, int]], url: str, root: Path, timeout_s: float, pid: int | None) -> list[dict]:
+def run(plan: list[tuple[str, int]], url: str, root: Path, timeout_s: float, pid: int | None,
+        at_click: dict | None = None) -> list[dict]:
     """The sessions of `plan` at once: every page opened, the server settled (`pid`'s processes
-    idle: the students' own sandboxes started), then every Compile pressed."""
+    idle: the students' own sandboxes started), then every Compile pressed. `at_click` gets the
+    CPU by kind (cpu_by_kind) at the moment the clicks go out."""
     async def go():
         gate, opened = asyncio.Event(), []
         tasks = [asyncio.create_task(session_ws(url, root, k, i, timeout_s, gate, opened)) for k, i in plan]
@@ -108,6 +110,8 @@ def run(plan: list[tuple[str, int]], url: str, root: Path, timeout_s: float, pid
             await asyncio.sleep(0.2)
         if pid is not None:
             await asyncio.to_thread(wait_idle, pid)
+            if at_click is not None:
+                at_click.update(cpu_by_kind(pid))
         gate.set()
         return await asyncio.gather(*tasks)
     return asyncio.run(go())
@@ -274,8 +278,8 @@ def main() -> int:
         with warm_server(env, replicas) as (proc, url, log, root):
             before = memory_by_kind(proc.pid)
             spy = profiler(proc.pid, args.profile) if args.profile and replicas == 1 else None
-            t_class, cpu0 = time.perf_counter(), cpu_by_kind(proc.pid)
-            results = run(plan, url, root, args.timeout, proc.pid)
+            t_class, cpu0, at_click = time.perf_counter(), cpu_by_kind(proc.pid), {}
+            results = run(plan, url, root, args.timeout, proc.pid, at_click)
             wall = time.perf_counter() - t_class
             cpu1, after = cpu_by_kind(proc.pid), memory_by_kind(proc.pid)
             if spy is not None:
@@ -289,6 +293,10 @@ def main() -> int:
         print("CPU used from the first page to the last answer (the pages' opening, the own sandboxes' "
               "start, the hangs at the lowest priority included): " + ", ".join(
                   f"{k} {cpu1.get(k, 0) - cpu0.get(k, 0):.1f} s" for k in ("server", "worker", "other")))
+        clicks = {k: cpu1.get(k, 0) - at_click.get(k, 0) for k in ("server", "worker", "other")}
+        print("CPU used from the clicks to the last answer (the hangs to their time limit included): "
+              + ", ".join(f"{k} {v:.1f} s" for k, v in clicks.items())
+              + f"; server's and workers' / {cores} cores = {(clicks['server'] + clicks['worker']) / cores:.2f} s")
         print(f"memory before the class: {describe_memory(before)}")
         print(f"memory after the class: {describe_memory(after)}; total PSS {total_pss(after):.0f} MiB; "
               f"per live student (own sandboxes' PSS, bwrap included / {live}): "
