@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SNIPPETS
+from conftest import SNIPPETS, until as _until
 from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import MAX_LINE_CHARS, CompileRequest
@@ -75,15 +75,6 @@ def in_thread(fn, *args, **kw):
     t = threading.Thread(target=lambda: box.setdefault("result", fn(*args, **kw)), daemon=True)
     t.start()
     return t, box
-
-
-def _until(cond, limit: float = 60.0) -> bool:
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _job_folders(eng: Engine) -> list[Path]:
