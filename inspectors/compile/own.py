@@ -55,14 +55,17 @@ class OwnSandboxes:
         self.cap, self.idle_s = max(1, cap), idle_s
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Own] = OrderedDict()        # least recently used first
+        self._pending: dict[str, threading.Event] = {}            # sessions whose sandbox is being started
         self.started = 0          # sandboxes started, over the engine's life
         self.evicted = 0          # taken away at the cap for a new student
         self._closed = threading.Event()
         threading.Thread(target=self._reaper, daemon=True, name="tlens-own-reaper").start()
 
     def _take(self, session: str, start: bool) -> _Own | None:
-        """The session's entry (started if absent and `start`), marked used. Holds no lock on return."""
-        victims = []
+        """The session's entry (started if absent and `start`), marked used. The new worker is
+        started outside the lock: every page run of every student passes here (prewarm), and
+        must not wait for another student's sandbox to be set up."""
+        victims, pending, reserved = [], None, False
         with self._lock:
             if self._closed.is_set():
                 return None
@@ -70,23 +73,46 @@ class OwnSandboxes:
             if own is not None and not own.worker.alive() and not own.busy:
                 victims.append(self._live.pop(session).worker)
                 own = None
-            if own is None and start:
+            if own is None and start and session in self._pending:
+                pending = self._pending[session]            # being started by another of its runs
+            elif own is None and start:
                 roomy = self._room()
-                while len(self._live) >= self.cap or (not roomy and self._live):
+                while len(self._live) + len(self._pending) >= self.cap or (not roomy and self._live):
                     idle = next((s for s, o in self._live.items() if not o.busy), None)
                     if idle is None:
                         break
                     victims.append(self._live.pop(idle).worker)
                     self.evicted += 1
                     roomy = True          # one taken away makes room for one
-                if len(self._live) < self.cap and roomy:
-                    own = self._live[session] = _Own(self._spawn())
-                    self.started += 1
+                if len(self._live) + len(self._pending) < self.cap and roomy:
+                    self._pending[session], reserved = threading.Event(), True
             if own is not None:
                 own.used = time.monotonic()
                 self._live.move_to_end(session)
         for w in victims:
             w.kill()
+        if pending is not None:
+            pending.wait(60)
+            with self._lock:
+                return self._live.get(session)
+        if not reserved:
+            return own
+        try:
+            worker = self._spawn()
+        except BaseException:
+            with self._lock:
+                self._pending.pop(session).set()
+            raise
+        with self._lock:
+            done = self._pending.pop(session)
+            if self._closed.is_set():
+                own = None
+            else:
+                own = self._live[session] = _Own(worker)
+                self.started += 1
+        done.set()
+        if own is None:
+            worker.kill()
         return own
 
     def prewarm(self, session: str) -> None:

@@ -98,3 +98,28 @@ def test_without_memory_to_spare_the_longest_idle_makes_room_or_none_starts():
     b = own.acquire("bob")                                        # alice, idle, makes room
     assert b is not None and a.killed and own.status()["live"] == 1
     own.close()
+
+
+def test_a_sandbox_is_started_outside_the_lock_and_once_per_student():
+    """Another student's page run does not wait for a sandbox being started; the same student's
+    two runs at once start one."""
+    gate, started = threading.Event(), []
+
+    def slow_spawn():
+        gate.wait(5)
+        started.append(FakeWorker())
+        return started[-1]
+    own = OwnSandboxes(slow_spawn, cap=10, idle_s=600)
+    threads = [threading.Thread(target=own.prewarm, args=("alice",)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    time.sleep(0.1)
+    other = threading.Thread(target=lambda: own._take("bob", start=False))
+    other.start()
+    other.join(1)
+    assert not other.is_alive()              # not held up by alice's start
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert len(started) == 1 and own.acquire("alice") is started[0]
+    own.close()
