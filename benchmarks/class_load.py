@@ -17,6 +17,7 @@ memory (RSS and PSS by kind; per live student).
 
     .venv/bin/python benchmarks/class_load.py [--sessions 30] [--workers N] [--timeout 60]
                                               [--replicas 4,1] [--alone 10] [--profile F]
+                                              [--alone-only]
 """
 from __future__ import annotations
 
@@ -260,6 +261,7 @@ def main() -> int:
     ap.add_argument("--profile", type=Path, default=None,
                     help="record the class server's Python stacks with py-spy during the class (raw "
                          "collapsed stacks to this file) and print the top of the profile (one process only)")
+    ap.add_argument("--alone-only", action="store_true", help="the alone baseline only (a quick look at one click's cost)")
     args = ap.parse_args()
     env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout)}
     if args.workers:
@@ -270,13 +272,19 @@ def main() -> int:
     # Alone: a sample of the class's well-behaved requests, each by itself: its page opened, the
     # server settled, Compile pressed (a server of its own: none of the class's results cached).
     with warm_server(env) as (proc, url, _, root):
-        alone = []
+        alone, per_click = [], []
         for job in alone_sample(plan, args.alone):
-            alone += run([job], url, root, args.timeout, proc.pid)
-            r = alone[-1]
-            print(f"alone {len(alone)}: {r['what']} {r['status']} {r['seconds']:.2f} s {r['detail']}", flush=True)
+            at_click: dict = {}
+            alone += run([job], url, root, args.timeout, proc.pid, at_click)
+            wait_idle(proc.pid, hold_s=1.0)      # the click's whole run, its last panels included
+            r, done = alone[-1], cpu_by_kind(proc.pid)
+            per_click.append({k: done.get(k, 0.0) - at_click.get(k, 0.0) for k in ("server", "worker")})
+            print(f"alone {len(alone)}: {r['what']} {r['status']} {r['seconds']:.2f} s (CPU: server "
+                  f"{per_click[-1]['server']:.2f} s, worker {per_click[-1]['worker']:.2f} s) {r['detail']}", flush=True)
+        print("alone, one click's CPU (median): " + ", ".join(
+            f"{k} {statistics.median(c[k] for c in per_click):.2f} s" for k in ("server", "worker")), flush=True)
     all_ok = True
-    for n, replicas in enumerate(int(r) for r in args.replicas.split(",")):
+    for n, replicas in enumerate(int(r) for r in ("" if args.alone_only else args.replicas).split(",") if r):
         label = "one process" if replicas == 1 else f"{replicas} processes behind nginx (deploy/serve_class.py)"
         with warm_server(env, replicas) as (proc, url, log, root):
             before = memory_by_kind(proc.pid)

@@ -279,17 +279,21 @@ class Engine(FairQueue):
         except OSError as e:
             renew()
             return CompileResult(error=CompileError("crash", f"the job's folder could not be made ({e})"))
+        ticket.job = job
         try:
-            return self._run_job(worker, job, request, timeout, renew, own is not None)
+            return self._run_job(worker, job, request, timeout, renew, own is not None, ticket)
         finally:
+            with self._cv:
+                ticket.job = None
             job.close()
             shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
 
     def _run_job(self, worker: Worker, job: journal.JobDir, request: CompileRequest, timeout: float,
-                 renew, own: bool) -> CompileResult:
+                 renew, own: bool, ticket) -> CompileResult:
         msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
         try:
+            ticket.sent = time.monotonic()
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()
             worker.jobs += 1

@@ -8,15 +8,19 @@
   worker, however many hang).
 * A job past `straggler_s` gets the lowest CPU priority and a spare worker started beside it at
   once (at most `size` spares), retired when the job ends. A job in a student's own sandbox
-  instead gives its slot back after at most `OWN_DETACH_S` (it is *detached*: it runs on in its
-  sandbox at the lowest priority, still counted against its session's limits), so hangs never
-  hold the slots a class compiles on.
+  instead gives its slot back (it is *detached*: it runs on in its sandbox at the lowest
+  priority, still counted against its session's limits) after `OWN_DETACH_S`, or after
+  `OWN_FIRST_LAUNCH_S` if it has not begun to compile a kernel by then (the file's own Python
+  is running: a `while True` in example() costs the class a quarter of a second of a core, not
+  a second), so hangs never hold the slots a class compiles on. Waiters wake at the next such
+  deadline, not on a fixed tick.
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
 from __future__ import annotations
 
 import heapq
+import os
 import time
 from collections import deque
 
@@ -27,6 +31,9 @@ from inspectors.compile.workers import lower_priority
 # less): that costs nothing (no spare to start), and a long compile then yields to short ones
 # (a library kernel compiles in 0.1-1.5 s on a 2-core box; benchmarks/class_load.py).
 OWN_DETACH_S = 1.0
+# ... and after this long if no kernel launch has begun (journal's `launch-0` folder): a file
+# reaches its first launch in 0.01-0.12 s (the library's files, their example() run once, warm).
+OWN_FIRST_LAUNCH_S = 0.3
 
 
 class Ticket:
@@ -40,6 +47,8 @@ class Ticket:
         self.reniced = False                  # its worker was given the lowest CPU priority
         self.worker = None                    # the worker it runs on: its slot's, or its student's own sandbox
         self.start_s = 0.0                    # how long it waited for that worker to start
+        self.sent: float | None = None        # when the job was sent to the worker
+        self.job = None                       # its journal.JobDir (has a launch begun?)
 
 
 class FairQueue:
@@ -81,9 +90,30 @@ class FairQueue:
                         self._cv.acquire()
                     if ticket.slot is not None:
                         break
-                self._cv.wait(0.5)
+                self._cv.wait(self._next_check())
                 self._check_stragglers()
             return ticket.slot
+
+    def _next_check(self) -> float:
+        """Seconds until the next running job may be detached or get a spare (0.5 at most).
+        Holds self._cv."""
+        now, wait = time.monotonic(), 0.5
+        for slot, t in self._busy.items():
+            if t.started is not None and slot not in self._stragglers:
+                wait = min(wait, max(0.01, self._limits(slot, t)[0] - now))
+        return wait
+
+    def _limits(self, slot: int, t: Ticket) -> tuple[float, bool]:
+        """(when the job `t` on `slot` stops holding it as a normal job, whether it runs in its
+        student's own sandbox). Holds self._cv."""
+        own = t.worker is not None and t.worker is not self._slots[slot]
+        if not own:
+            return t.started + self.straggler_s, False
+        since = t.sent if t.sent is not None else t.started
+        limit = min(self.straggler_s, OWN_DETACH_S)
+        if t.job is not None and not _launch_begun(t.job):
+            limit = min(limit, OWN_FIRST_LAUNCH_S)
+        return since + limit, True
 
     def _next_session(self, queues: dict, served: dict) -> str:
         """Fair order: the waiting session served least recently (never served first), ties
@@ -162,9 +192,10 @@ class FairQueue:
         with few cores. Holds self._cv."""
         now = time.monotonic()
         for slot, t in list(self._busy.items()):
-            own = t.worker is not None and t.worker is not self._slots[slot]     # in its student's own sandbox
-            limit = min(self.straggler_s, OWN_DETACH_S) if own else self.straggler_s
-            if slot in self._stragglers or t.started is None or now - t.started < limit:
+            if slot in self._stragglers or t.started is None:
+                continue
+            deadline, own = self._limits(slot, t)          # own: in its student's own sandbox
+            if now < deadline:
                 continue
             if not t.reniced:
                 t.reniced = True
@@ -214,3 +245,14 @@ class FairQueue:
                 while self._slots and self._slots[-1] is None and len(self._slots) > self.size:
                     self._slots.pop()
                 return
+
+
+def _launch_begun(job) -> bool:
+    """Whether the job has begun its first kernel launch (journal.begin made `launch-0`). One
+    stat through the job folder's descriptor: the folder is the job's to fill, so nothing here
+    lists it. A job that makes the folder itself only keeps its slot as long as a compiling one."""
+    try:
+        os.stat("launch-0", dir_fd=job.fd, follow_symlinks=False)
+        return True
+    except (OSError, ValueError):
+        return False

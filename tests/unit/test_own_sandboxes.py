@@ -123,3 +123,37 @@ def test_a_sandbox_is_started_outside_the_lock_and_once_per_student():
         t.join(5)
     assert len(started) == 1 and own.acquire("alice") is started[0]
     own.close()
+
+
+def test_an_own_job_holds_its_slot_shorter_until_it_begins_a_launch(tmp_path):
+    """The fair queue's deadline for a job in its own sandbox: OWN_FIRST_LAUNCH_S after it was
+    sent while the file's Python runs (a hang in example()), OWN_DETACH_S once the journal shows
+    a launch begun; a pool worker's job keeps straggler_s."""
+    import threading as th
+
+    from inspectors.compile import fairqueue, journal
+
+    class Queue(fairqueue.FairQueue):
+        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
+
+        def __init__(self):
+            self._cv = th.Condition()
+            self._slots = [FakeWorker()]
+            self._init_queue()
+
+    q, t = Queue(), fairqueue.Ticket("alice")
+    t.started, t.sent, t.worker = 100.0, 100.5, FakeWorker()          # not the slot's worker: its own
+    t.job = journal.JobDir.create(tmp_path)
+    try:
+        assert q._limits(0, t) == (100.5 + fairqueue.OWN_FIRST_LAUNCH_S, True)
+        journal.begin(t.job.path, 0, _kernel())
+        assert q._limits(0, t) == (100.5 + fairqueue.OWN_DETACH_S, True)
+    finally:
+        t.job.close()
+    t.worker = q._slots[0]
+    assert q._limits(0, t) == (100.0 + Queue.straggler_s, False)
+
+
+def _kernel():
+    from inspectors.base.result import KernelResult
+    return KernelResult(name="k", target="cuda:90", stages={}, options={}, args=())
