@@ -61,8 +61,8 @@ WARPS = ("", "8", "2")
 WANT = {"hang": b"took longer than", "huge": b"memory"}
 WARM_QUERY = "kernel=vector_add&target=cuda%3A90&num_warps=1&run=1"
 QUEUE_RE = re.compile(rb"In the queue: (\d+) compile")
-TIMING_RE = re.compile(rb"This compile: ((?:(?:page|queue|worker start|compile|analysis|CPU) [\d.]+ s(?: \xc2\xb7 )?)+)")
-PART_RE = re.compile(r"(page|queue|worker start|compile|analysis|CPU) ([\d.]+) s")
+TIMING_RE = re.compile(rb"This compile: ((?:(?:page|queue|worker start|compile|analysis|CPU with its sandbox|CPU) [\d.]+ s(?: \xc2\xb7 )?)+)")
+PART_RE = re.compile(r"(page|queue|worker start|compile|analysis|CPU with its sandbox|CPU) ([\d.]+) s")
 
 
 def own_source(i: int) -> tuple[str, str]:

@@ -216,7 +216,8 @@ def timing_note(result: CompileResult) -> str:
     parts = [f"page {last['page_s']:.2f} s"] if mine else []
     parts += [f"{label} {t[k]:.2f} s" for k, label in (("queue_s", "queue"), ("start_s", "worker start"),
                                                         ("compile_s", "compile"), ("analysis_s", "analysis"),
-                                                        ("cpu_s", "CPU")) if k in t]
+                                                        ("cpu_s", "CPU"), ("job_cpu_s", "CPU with its sandbox"))
+              if k in t]
     cached = " (from the result cache: the compile that made it)" if mine and last.get("hit") else ""
     return "\n\nThis compile" + cached + ": " + " · ".join(parts) + "."
 

@@ -112,7 +112,8 @@ class CompileResult:
     key: str = ""                # the result cache's key for it, once the app has cached it
     # where one compile's time went, in seconds (TIMINGS; absent: not measured): the job's
     # wait in the queue and for its worker to start (the engine's), its compile and analysis
-    # and the CPU it used, its own and its tools' (the worker's)
+    # and the CPU it used, its own and its tools' (the worker's); in a student's own sandbox
+    # also the job's whole CPU there (job_cpu_s: its fork, answer, exit and the sweep after it)
     timings: dict = field(default_factory=dict)
 
     @property
@@ -148,7 +149,7 @@ class CompileResult:
         )
 
 
-TIMINGS = ("queue_s", "start_s", "compile_s", "analysis_s", "cpu_s")
+TIMINGS = ("queue_s", "start_s", "compile_s", "analysis_s", "cpu_s", "job_cpu_s")
 
 
 def timings_of(value) -> dict:

@@ -55,7 +55,7 @@ from typing import Callable
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
-from inspectors.base.result import CompileRequest, CompileResult, bound_text, bounded
+from inspectors.base.result import CompileRequest, CompileResult, bound_text, bounded, timings_of
 from inspectors.base import sandbox
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
@@ -298,6 +298,7 @@ class Engine(FairQueue):
             worker.proc.stdin.flush()
             worker.jobs += 1
             reply = self._await_reply(worker, timeout)
+            job_cpu = reply.pop("_job_cpu_s", None) if isinstance(reply, dict) else None
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
             if isinstance(reply, dict) and reply.pop("_tainted", False):
@@ -365,7 +366,10 @@ class Engine(FairQueue):
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
                 renew(wait=False)
         try:
-            return bounded(CompileResult.from_json(reply))
+            result = bounded(CompileResult.from_json(reply))
+            if own and job_cpu is not None:        # its sandbox's whole CPU for it (zygote.py)
+                result = dataclasses.replace(result, timings={**result.timings, **timings_of({"job_cpu_s": job_cpu})})
+            return result
         except (TypeError, ValueError, KeyError, AttributeError) as e:
             return CompileResult(error=CompileError("crash", f"the compile worker's answer could not be read ({e})",
                                                     request.filename, None))

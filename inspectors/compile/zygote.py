@@ -50,10 +50,15 @@ def serve(proto_in, proto_out, handle) -> None:
             proto_out.flush()
             continue
         problems: list[str] = []
+        cpu0 = _cpu_now()
         tidy(msg.get("job_dir", ""), problems)
         reply, died = _run_child(msg, handle, (proto_in.fileno(), proto_out.fileno()))
         dirty = "; ".join(problems + [sweep()]).strip("; ")[:500]
-        extra = {"_dirty": dirty} if dirty else {}
+        # the job's whole cost to the sandbox: the fork, the child (its answer and its exit
+        # included, which its own `cpu_s` cannot see), its leftovers, the sweep
+        extra: dict = {"_job_cpu_s": round(_cpu_now() - cpu0, 4)}
+        if dirty:
+            extra["_dirty"] = dirty
         if died is None and (reply.count(b"\n") != 1 or not reply.endswith(b"\n")):
             # the job wrote to its answer's pipe itself: one line is answered per job, always
             extra["_malformed"] = "the job's answer was not one line"
@@ -61,12 +66,17 @@ def serve(proto_in, proto_out, handle) -> None:
         elif died is not None or not reply.startswith(b"{"):
             extra["_child_died"] = died if died is not None else 0
             out = json.dumps(extra).encode()
-        elif not extra:
-            out = reply
         else:          # the child's JSON object, with ours spliced in front (not parsed here)
             out = b"{" + json.dumps(extra).encode()[1:-1] + (b", " if reply[1:].lstrip()[:1] != b"}" else b"") + reply[1:]
         proto_out.flush()
         _write_all(proto_out.fileno(), out.rstrip(b"\n") + b"\n")
+
+
+def _cpu_now() -> float:
+    """CPU seconds of this process and of its children that have ended (the jobs)."""
+    import resource
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
 
 
 def _run_child(msg: dict, handle, protocol_fds: tuple[int, int]) -> tuple[bytes, int | None]:
