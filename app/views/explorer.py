@@ -129,9 +129,10 @@ def _workspace_box(ws) -> None:
             c3.button("Delete", key=keys.WS_DELETE, on_click=files.delete, args=(current_file,))
         else:
             st.caption("A library kernel: edit it and your copy is saved here.")
-        if listed:
-            st.table([{"file": f.name, "bytes": f.size,
-                       "modified": time.strftime("%m-%d %H:%M", time.localtime(f.modified))} for f in listed])
+        if listed:     # markdown, not st.table: no DataFrame made on every run of the page (a class's clicks)
+            st.markdown("| file | bytes | modified |\n|---|--:|---|\n" + "\n".join(
+                f"| `{f.name}` | {f.size} | {time.strftime('%m-%d %H:%M', time.localtime(f.modified))} |"
+                for f in listed))      # names are [A-Za-z0-9_-].py (inspectors/store/workspace.py)
     if ss.get(keys.UNDO):
         st.button(f"↶ Undo delete of {ss[keys.UNDO][1]}", key=keys.WS_UNDO, on_click=files.undo)
 

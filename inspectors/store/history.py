@@ -82,7 +82,7 @@ class HistoryStore:
         self.root.mkdir(parents=True, exist_ok=True)
         rid = record.info.id
         body = {"request": record.request.to_json(), "result": record.result.to_json()}
-        self._write(self.root / f"{rid}.json.gz", gzip.compress(json.dumps(body).encode(), 6, mtime=0))
+        self._write(self.root / f"{rid}.json.gz", gzip.compress(json.dumps(body).encode(), 1, mtime=0))
         self._write(self.root / f"{rid}.meta.json", json.dumps(asdict(record.info)).encode())
         self._prune()
         return record.info

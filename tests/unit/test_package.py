@@ -95,3 +95,22 @@ def test_tlens_app_opens_a_file_from_disk(tmp_path, monkeypatch):
     import os
     assert os.environ["TLENS_OPEN"] == str(tmp_path / "driver.py")
     assert cli.main(["app", "--server.port", "8503"]) == 0 and started[-1] == ["--server.port", "8503"]
+
+
+def test_the_components_modules_are_static_files_their_loaders_name():
+    """The code editor's and the stage panel's elements carry a loader, not their modules (412 KB
+    and 23 KB with every run of the page): the modules must be where Streamlit's static serving
+    finds them (app/static/), under the names the loaders import, and static serving on."""
+    try:
+        import tomllib
+    except ImportError:                 # Python 3.10
+        import tomli as tomllib
+    from app.components import code_editor, static_module
+    assert code_editor.BUNDLE.parent == ROOT / "app" / "static" and code_editor.BUNDLE.stat().st_size > 100_000
+    assert f'"app/static/{code_editor.BUNDLE.name}"' in code_editor.LOADER
+    assert '"app/static/stage_panel.js"' in static_module.loader("stage_panel.js", "The panel")
+    assert "export default function" in (ROOT / "app" / "static" / "stage_panel.js").read_text()
+    with pytest.raises(FileNotFoundError):
+        static_module.loader("missing.js", "x")
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["enableStaticServing"] is True

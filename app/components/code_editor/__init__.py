@@ -15,21 +15,23 @@ put a different text in (another file was opened). Each report from the browser 
 `rev` it was typed against, and a report against an older `rev` is dropped, so a late report
 can never write one file's text into another.
 
-The bundle (frontend/build/editor.js) is built from frontend/src/editor.js by
-`make editor-bundle` (Node + esbuild) and committed, so running the app needs no Node. It is
-passed inline: components v2 serve files from an asset directory only for installed
-packages, and this app is not one.
+The bundle (app/static/code_editor.js, 412 KB) is built from frontend/src/editor.js by
+`make editor-bundle` (Node + esbuild) and committed, so running the app needs no Node. The
+element carries only a small loader (`LOADER`, app/components/static_module.py) that imports
+the bundle from Streamlit's static files: the browser fetches it once and caches it.
 """
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 import streamlit as st
 
-BUNDLE = Path(__file__).parent / "frontend" / "build" / "editor.js"
+from app.components.static_module import STATIC, loader
+
+BUNDLE = STATIC / "code_editor.js"
+LOADER = loader(BUNDLE.name, "The editor")
 NAME = "triton_lens.code_editor"
 HINT = "Ctrl+Enter {action} · Ctrl+F search · Tab indent"
 
@@ -52,7 +54,7 @@ class _Doc:
     taken: tuple | None = None  # (sid, seq) of the last report applied
 
 
-_component = st.components.v2.component(NAME, js=BUNDLE.read_text(encoding="utf-8"))
+_component = st.components.v2.component(NAME, js=LOADER)
 
 
 def _doc_key(key: str) -> str:

@@ -1,5 +1,6 @@
 """The stage panel: a Streamlit custom component (components v2; plain JS and CSS files, no
-build step) that draws one compiler stage, only the lines in view.
+build step: panel.css here, its module app/static/stage_panel.js, served as a static file) that
+draws one compiler stage, only the lines in view.
 
     stage_panel(payload.encode(payload.build("ptx", text, "add_kernel.ptx", py_lines)),
                 key="panel-ptx-0", on_follow=lambda py: ...)
@@ -18,12 +19,14 @@ from typing import Callable
 import streamlit as st
 from pygments.formatters import HtmlFormatter
 
+from app.components.static_module import loader
+
 HERE = Path(__file__).resolve().parent
-_JS = (HERE / "panel.js").read_text()
 # pygments' colours for its token classes, then ours (ours win where both set a rule)
 _CSS = HtmlFormatter(style="default").get_style_defs(".tp-scroll") + "\n" + (HERE / "panel.css").read_text()
 
-_PANEL = st.components.v2.component("tlens_stage_panel", css=_CSS, js=_JS, isolate_styles=True)
+_PANEL = st.components.v2.component("tlens_stage_panel", css=_CSS, js=loader("stage_panel.js", "The panel"),
+                                     isolate_styles=True)     # its module: app/static/stage_panel.js
 _PAGE = st.components.v2.component("tlens_page_state", js=(HERE / "page.js").read_text(), isolate_styles=False)
 _VIEWPORT = st.components.v2.component("tlens_viewport", js=(HERE / "viewport.js").read_text(), isolate_styles=False)
 VIEWPORT = "_tlens_viewport_width"      # session key: the browser window's width in px (None until reported)
