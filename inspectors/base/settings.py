@@ -33,6 +33,7 @@ replaces it.
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,14 @@ def default_own_sandboxes() -> int:
 
 
 def load() -> Settings:
+    """The settings from the environment as it is now. Memoized on the TLENS_* variables and
+    HOME (a page run asked 18 times, and each asked the machine for its cores and memory);
+    a test that changes them gets settings of its own."""
+    return _load(tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TLENS_") or k == "HOME")))
+
+
+@functools.lru_cache(maxsize=64)
+def _load(_env_key: tuple) -> Settings:
     env = os.environ.get
     cache = env("TLENS_TRITON_CACHE_DIR") or str(Path.home() / ".cache" / "triton-lens" / "triton")
     return Settings(
