@@ -17,6 +17,7 @@ panels.inject_css()
 services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
 services.engine()          # start the warm compile worker with the first page load
 services.prewarm_own(workspace.user())   # a class server: this student's own sandbox, started now
+workspace.draw_cookie()    # a new browser's token, as a cookie
 
 PAGES = [
     st.Page("views/explorer.py", title="Explorer", icon=":material/biotech:", default=True, url_path="explorer"),

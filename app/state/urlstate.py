@@ -60,8 +60,8 @@ def parse(params: dict, kernels: list[str], targets: list[str], warps: list, sta
         (values.__setitem__("kernel", params["kernel"]) if params["kernel"] in kernels else bad("kernel"))
     if params.get("target"):
         (values.__setitem__("target", params["target"]) if params["target"] in targets else bad("target"))
-    values["num_warps"] = as_int("num_warps", allowed=[w for w in warps if w is not None])
-    values["num_stages"] = as_int("num_stages", allowed=[s for s in stage_counts if s is not None])
+    values["num_warps"] = as_int("num_warps", allowed=[w for w in warps if isinstance(w, int)])
+    values["num_stages"] = as_int("num_stages", allowed=[s for s in stage_counts if isinstance(s, int)])
     for key in ("constexprs", "signature"):
         raw = params.get(key)
         if raw:

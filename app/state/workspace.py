@@ -36,7 +36,7 @@ def user() -> str:
         token = st.context.cookies.get(TOKEN_COOKIE) or ""
         if not (len(token) == 43 and token.replace("-", "").replace("_", "").isalnum()):
             token = secrets.token_urlsafe(32)
-            _set_cookie(TOKEN_COOKIE, token)
+            st.session_state[keys.NEW_TOKEN] = token     # set by draw_cookie, on every run of the session
         name = f"browser:{token}"
     st.session_state[keys.USER] = name
     return name
@@ -52,10 +52,15 @@ _COOKIE_JS = """export default function ({ data }) {
 _COOKIE = st.components.v2.component("tlens_set_cookie", js=_COOKIE_JS, isolate_styles=False)
 
 
-def _set_cookie(name: str, value: str) -> None:
-    """Set a cookie for the app's pages from the browser (Streamlit gives a script no way to
-    set a response header)."""
-    _COOKIE(key=f"tlens-cookie-{name}", data={"name": name, "value": value}, height=0)
+def draw_cookie() -> None:
+    """The element that sets this session's new token as a cookie in the browser (Streamlit gives a
+    script no way to set a response header). Drawn at the same place on every run of the session
+    that made the token, not only the first: an element there on one run and gone on the next
+    shifted the page, and the browser drew the sidebar's selectboxes afresh at their first option
+    (a class's link opened on sm_80 with its num_warps lost)."""
+    token = st.session_state.get(keys.NEW_TOKEN)
+    if token:
+        _COOKIE(key=f"tlens-cookie-{TOKEN_COOKIE}", data={"name": TOKEN_COOKIE, "value": token}, height=0)
 
 
 def workspace_root() -> Path:

@@ -40,8 +40,22 @@ from inspectors.base import targets
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 import kernels
 
-WARPS = [None, 1, 2, 4, 8, 16, 32]
-STAGE_COUNTS = [None, 1, 2, 3, 4, 5]
+# "default" (the launcher's own), not None: Streamlit draws a keyed selectbox whose value is None
+# as empty ("Choose an option") whenever the browser has no value of its own for it
+DEFAULT = "default"
+WARPS = [DEFAULT, 1, 2, 4, 8, 16, 32]
+STAGE_COUNTS = [DEFAULT, 1, 2, 3, 4, 5]
+# Values a run sets before their widgets exist (a link, the default target). Streamlit sends such a
+# value to the browser only on the run that set it; the browser draws a widget first seen on a later
+# run (the first run's drawing replaced before it happened: a class's first visit, busy) at its
+# first option: a link opened on sm_80 with its num_warps lost, and a Compile sent that.
+RESENT = (keys.PICKER, keys.TARGET, keys.TRITON, keys.NUM_WARPS, keys.NUM_STAGES)
+RESEND_RUNS = 3
+
+
+def chosen(value):
+    """A num_warps/num_stages selectbox's value as the compile takes it: None for the launcher's own."""
+    return None if value in (DEFAULT, None) else value
 ss = st.session_state
 
 
@@ -49,6 +63,14 @@ def restore_widgets(settings) -> None:
     """Streamlit drops the state of widgets that are not on the page shown: their kept values
     (app/state/keep.py, written by `finish_run`) come back before the widgets exist."""
     keep.restore(keys.EXPLORER_KEPT)
+    for key in (keys.NUM_WARPS, keys.NUM_STAGES):      # kept by a session before "default" was a value
+        if key in ss and ss[key] is None:
+            ss[key] = DEFAULT
+    ss[keys.RUNS] = ss.get(keys.RUNS, 0) + 1
+    if ss[keys.RUNS] <= RESEND_RUNS:      # sent again, so the browser draws them whichever run it draws first
+        for key in RESENT:
+            if key in ss:
+                ss[key] = ss[key]
     if keys.TIMEOUT not in ss:
         ss[keys.TIMEOUT] = int(settings.compile_timeout_s)
 
@@ -96,10 +118,9 @@ def _options(settings, engine) -> None:
         st.selectbox("Target GPU", target_keys, key=keys.TARGET, format_func=lambda k: targets.parse(k).label)
     # side by side and the rare options folded: Compile stays on the first screen at 1280×720
     w_col, s_col = st.columns(2, gap="small")
-    w_col.selectbox("num_warps", WARPS, key=keys.NUM_WARPS, help="default: as the launcher says",
-                    format_func=lambda v: "default" if v is None else str(v))
+    w_col.selectbox("num_warps", WARPS, key=keys.NUM_WARPS, help="default: as the launcher says", format_func=str)
     s_col.selectbox("num_stages", STAGE_COUNTS, key=keys.NUM_STAGES, help="default: as the launcher says",
-                    format_func=lambda v: "default" if v is None else str(v))
+                    format_func=str)
     st.text_input("constexpr overrides", key=keys.CONSTEXPRS, placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
                   help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
     with st.expander("Signature, time limit", expanded=bool(ss.get(keys.SIGNATURE))):
@@ -186,8 +207,8 @@ def compile_request(settings) -> CompileRequest | None:
         source=ss[keys.SOURCE],
         filename=files.filename(),
         target=ss[keys.TARGET],
-        num_warps=ss[keys.NUM_WARPS],
-        num_stages=ss[keys.NUM_STAGES],
+        num_warps=chosen(ss[keys.NUM_WARPS]),
+        num_stages=chosen(ss[keys.NUM_STAGES]),
         constexprs=constexprs,
         signature=ss[keys.SIGNATURE].strip() or None,
         max_output_bytes=settings.max_output_bytes,
@@ -386,7 +407,7 @@ def finish_run(shown: dict) -> None:
     refresh reopens the edits), the link's pending part done, the widgets' values kept."""
     copy = files.file_of(ss[keys.PICKER])
     url_state = {"kernel": WS + copy if copy else ss[keys.PICKER], "target": ss[keys.TARGET],
-                 "num_warps": ss[keys.NUM_WARPS], "num_stages": ss[keys.NUM_STAGES],
+                 "num_warps": chosen(ss[keys.NUM_WARPS]), "num_stages": chosen(ss[keys.NUM_STAGES]),
                  "constexprs": ss[keys.CONSTEXPRS].strip(), "signature": ss[keys.SIGNATURE].strip(),
                  **shown, "present": present.on()}
     st.query_params.from_dict(urlstate.encode(url_state))

@@ -13,8 +13,10 @@ from conftest import _Collect
 
 
 def _cookie_app():
-    from app.state import workspace
-    workspace._set_cookie("tlens_token", "A" * 43)
+    import streamlit as st
+    from app.state import keys, workspace
+    st.session_state[keys.NEW_TOKEN] = "A" * 43
+    workspace.draw_cookie()
 
 
 def test_cookie_is_set_by_a_v2_element_without_deprecation():

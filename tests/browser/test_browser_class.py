@@ -76,3 +76,25 @@ def test_without_a_header_each_browser_gets_its_own_folder(root, browser):
         assert _users(class_root) == first                            # the reload found its folder again
         for ctx in browser.contexts:
             ctx.close()
+
+
+def _sidebar_choices(page) -> list[str]:
+    boxes = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input')
+    return [boxes.nth(i).input_value() for i in range(boxes.count())]
+
+
+def test_a_new_browser_on_a_class_server_gets_the_links_options_and_compiles_them(root, browser):
+    """A class's first visit (no cookie yet: the token is made, the sandbox started) draws the
+    link's target and num_warps, and "default" for the rest, not the selectboxes' first options
+    or an empty "Choose an option"; and Compile sends what the sidebar shows."""
+    env = {"TLENS_WORKSPACE_DIR": str(root / "links"), "TLENS_CLASS": "1"}
+    with running_app(env) as url:
+        _, linked = _open(browser, url + "/?kernel=vector_add&target=cuda:90&num_warps=8&run=1")
+        _, plain = _open(browser, url + "/?kernel=vector_add")
+        for page in (linked, plain):
+            page.wait_for_timeout(2000)
+        assert _sidebar_choices(linked)[1:] == ["sm_90 · H100/H200", "8", "default"]
+        assert _sidebar_choices(plain)[1:] == ["sm_90 · H100/H200", "default", "default"]
+        linked.get_by_text("for cuda:90 · num_warps=8", exact=False).first.wait_for(timeout=120_000)
+        for ctx in browser.contexts:
+            ctx.close()
