@@ -31,7 +31,7 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import panels, present, profile_view
+from app.widgets import panels, present, profile_view, tables
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -295,10 +295,10 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
     n_compiles = len(records.session_ids())
     with a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "
                     "this session", width="stretch"):
-        st.table([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
-                   "target": i.target, "options": i.options,
-                   "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
-                  for i in reversed(infos[-15:])])
+        st.table(tables.arrow([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
+                                "target": i.target, "options": i.options,
+                                "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
+                               for i in reversed(infos[-15:])]), hide_index=True)
         st.caption("Pick any two on the Compare page.")
     return kernel, stage_col, follow_col
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.backend import services
 from app.render import stage_html
-from app.widgets import present
+from app.widgets import present, tables
 from app.state import keys
 from app.components.stage_panel import page_state, payload, stage_panel
 from inspectors.base import stages
@@ -258,7 +258,7 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str], follo
         rows = [{"stage": name, "lines": s.lines, "instructions": s.instructions,
                  "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
                 for name, s in insight.summaries.items()]
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
 
 
 _WHY_ICON = {"warning": "⚠", "remark": "✎", "note": "✎", "info": "·"}
@@ -326,9 +326,9 @@ def _memory_table(insight, source_lines: list[str], html_table: bool = False) ->
                f"{len(insight.memory_ops) - glob} shared-memory instructions.{tma_note}")
     rows = [groups[k] for k in sorted(groups)]
     if html_table:
-        st.table(rows)
+        st.table(tables.arrow(rows), hide_index=True)
     else:
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
 
 
 def _resources(insight, kernel: KernelResult) -> None:
@@ -360,10 +360,10 @@ def _partitions(insight, kernel: KernelResult) -> None:
     st.markdown(f"**Warp specialization**: a block runs **{insight.warps} warps** ({asked} asked for with "
                 f"`num_warps`; the partitions' own warps are added, rounded up to whole warp groups of 4); "
                 "occupancy above counts them all.")
-    st.dataframe([{"partition": p.name, "warps": p.warps,
-                   "registers asked": "the rest" if p.registers is None else p.registers,
-                   "role": p.role, "Python lines": ", ".join(map(str, p.python_lines))}
-                  for p in insight.partitions], hide_index=True, width="stretch")
+    st.dataframe(tables.arrow([{"partition": p.name, "warps": p.warps,
+                               "registers asked": "the rest" if p.registers is None else p.registers,
+                               "role": p.role, "Python lines": ", ".join(map(str, p.python_lines))}
+                              for p in insight.partitions]), hide_index=True, width="stretch")
 
 
 def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> None:
@@ -399,8 +399,8 @@ def _thread_map(insight, source_lines: list[str], html_table: bool = False) -> N
         st.caption("Each global access's address, rebuilt from the PTX instructions that compute it "
                    "(`%ctaid` = program id, `%tid` = thread id within the program; offsets in bytes).")
         if html_table:
-            st.table(rows)
+            st.table(tables.arrow(rows), hide_index=True)
         else:
-            st.dataframe(rows, hide_index=True, width="stretch")
+            st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
     elif not seen:
         st.caption("No blocked-layout global accesses to map.")

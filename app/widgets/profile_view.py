@@ -15,6 +15,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.widgets import tables
 from inspectors.explain.profile import Profile
 from inspectors.store import profiles
 from inspectors.read import ncu_source as ncu
@@ -142,15 +143,15 @@ def render_hottest(profile: Profile, source: str, kernel=None, smap=None) -> Non
                    + (f" Only {n} samples: a share of p % is known to about ±{_spread(n)} points "
                       "(two standard errors at 25 %); close lines may trade places in another run."
                       if n < FEW_SAMPLES else ""))
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
         compared = measured_vs_predicted(profile, kernel, smap) if kernel is not None else []
         if compared:
             st.caption("Global accesses: the static coalescing estimate of this compile's PTX (with the sizes "
                        "the profiled launch ran with) against the measured 32-byte sectors per warp request.")
-            st.dataframe(compared, hide_index=True, width="stretch")
+            st.dataframe(tables.arrow(compared), hide_index=True, width="stretch")
         banks = bank_rows(profile, str(profile.meta.get("file", "")), kernel, smap) if kernel is not None else []
         if banks:
             st.caption("Shared memory: bank-conflict ways (wavefronts ÷ the ideal) predicted from this compile's PTX "
                        "for warp 0, against Nsight Compute's per-instruction counts. wgmma and TMA (HGMMA, UTMALDG) "
                        "reach shared memory through descriptors: no prediction.")
-            st.dataframe(banks, hide_index=True, width="stretch")
+            st.dataframe(tables.arrow(banks), hide_index=True, width="stretch")

@@ -21,7 +21,7 @@ class Stage:
 
 
 STAGES: tuple[Stage, ...] = (
-    Stage("source", "Python", 0, "python", "py", None),
+    Stage("source", "Python", 0, "python-panel", "py", None),
     Stage("ttir", "TTIR", 1, "mlir", "ttir", "ttir"),
     Stage("ttgir", "TTGIR", 2, "mlir", "ttgir", "ttgir"),
     Stage("llir", "LLVM IR", 3, "llvm", "ll", "llir"),

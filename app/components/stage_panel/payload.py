@@ -130,10 +130,11 @@ def _tokenize_lines(rx: re.Pattern, types: list, lines: list[str]) -> Tokens:
 
 def tokenize(stage_name: str, text: str, n_lines: int) -> Tokens:
     """Run the stage's lexer once over the whole text (multi-line strings and comments lex
-    right) and cut its tokens at newlines into per-line run strings."""
+    right) and cut its tokens at newlines into per-line run strings; a one-regex lexer whose
+    rules stay within a line, line by line."""
     lexer = lexer_for(stages.get(stage_name).lexer)
     fast = _one_regex(lexer)
-    if fast is not None:
+    if fast is not None and not getattr(lexer, "multiline", False):
         lines = split_lines(text)
         return _tokenize_lines(*fast, (lines + [""] * n_lines)[:n_lines])
     return _tokenize_stream(lexer, text, n_lines)
