@@ -183,6 +183,12 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     return _result_of(key, value)
 
 
+def result_gzipped() -> bytes | None:
+    """The last compile's result as the result cache stored it, gzipped (for its history record)."""
+    last = st.session_state.get("last_compile")
+    return results().gzipped(last["key"]) if last else None
+
+
 def prewarm_own(user: str) -> None:
     """A class server starts a student's own sandbox when their page opens (`user`: whose page,
     app/state/workspace.py, which session_key names too: one browser's tabs and refreshes share

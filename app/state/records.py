@@ -24,8 +24,10 @@ def figures_of(result: CompileResult, filename: str, launch: int = 0) -> diff.Fi
     return diff.figures(k, services.insight(k, list(k.stages), filename))
 
 
-def record(kernel_label: str, request: CompileRequest, result: CompileResult) -> history.RecordInfo | None:
-    """Keep a successful compile; the same request twice in a row is kept once."""
+def record(kernel_label: str, request: CompileRequest, result: CompileResult,
+           result_gz: bytes | None = None) -> history.RecordInfo | None:
+    """Keep a successful compile; the same request twice in a row is kept once. `result_gz`:
+    the result as the result cache stored it (HistoryStore.add)."""
     if not result.ok or not result.kernels:
         return None
     order = st.session_state.setdefault(keys.HISTORY, [])
@@ -39,7 +41,7 @@ def record(kernel_label: str, request: CompileRequest, result: CompileResult) ->
         records.pop(old, None)
     del order[:-SESSION_KEEP]
     try:
-        history_store().add(rec)
+        history_store().add(rec, result_gz)
     except OSError as e:   # a read-only workspace: history still works for this session
         st.toast(f"History not saved to disk: {e}")
     return rec.info

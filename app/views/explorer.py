@@ -244,7 +244,8 @@ def compile_if_asked(asked: bool, pending, settings) -> CompileResult | None:
     def _store(request=request, result=result):
         ss[keys.RESULT] = result
         ss[keys.RESULT_REQUEST] = request
-        info = records.record(files.file_of(ss[keys.PICKER]) or files.filename(), request, result)
+        info = records.record(files.file_of(ss[keys.PICKER]) or files.filename(), request, result,
+                              services.result_gzipped())
         ss[keys.CURRENT_RECORD] = info.id if info else None
     services.finish_once(keys.COMPILE_REQUEST, request, _store)
     if not result.ok and not result.partial and not ss.get(keys.EDITOR_BOX) and not present.on():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -24,6 +25,8 @@ from inspectors.base.files import atomic_write
 from inspectors.base.result import CompileRequest, CompileResult
 
 _ID_RE = re.compile(r"^\d{8}-\d{6}-\d{6}$")     # 20250101-120301-123456: sorts by time
+_INFOS: dict[str, "RecordInfo"] = {}            # a meta file's path -> its record (HistoryStore.list)
+_INFOS_MAX = 20_000
 
 
 @dataclass(frozen=True)
@@ -77,27 +80,47 @@ class HistoryStore:
         self.root = Path(root).expanduser()
         self.keep = keep
 
-    def add(self, record: CompileRecord) -> RecordInfo:
-        """Write one record (atomically) and forget the oldest beyond `keep`."""
+    def add(self, record: CompileRecord, result_gz: bytes | None = None) -> RecordInfo:
+        """Write one record (atomically) and forget the oldest beyond `keep`. `result_gz`: the
+        result's JSON already gzipped (the result cache's file): the body is then three gzip
+        members, `{"request": ..., "result": ` + those bytes + `}`, which read back as one
+        (gzip.decompress reads every member), with no second serialization of the result."""
         self.root.mkdir(parents=True, exist_ok=True)
         rid = record.info.id
-        body = {"request": record.request.to_json(), "result": record.result.to_json()}
-        self._write(self.root / f"{rid}.json.gz", gzip.compress(json.dumps(body).encode(), 1, mtime=0))
+        if result_gz:
+            head = b'{"request": ' + json.dumps(record.request.to_json()).encode() + b', "result": '
+            data = gzip.compress(head, 1, mtime=0) + result_gz + gzip.compress(b"}", 1, mtime=0)
+        else:
+            body = {"request": record.request.to_json(), "result": record.result.to_json()}
+            data = gzip.compress(json.dumps(body).encode(), 1, mtime=0)
+        self._write(self.root / f"{rid}.json.gz", data)
         self._write(self.root / f"{rid}.meta.json", json.dumps(asdict(record.info)).encode())
         self._prune()
         return record.info
 
     def list(self) -> tuple[RecordInfo, ...]:
-        if not self.root.is_dir():
+        """The records on disk, oldest first. A record's files are written once (atomically)
+        and never changed, so each meta file is read once per process (`_INFOS`): the explorer
+        lists the history on every run of its page, and a class's student has 40 records."""
+        try:
+            names = sorted(e.name for e in os.scandir(self.root) if e.name.endswith(".meta.json"))
+        except OSError:
             return ()
         out = []
-        for meta in sorted(self.root.glob("*.meta.json")):
-            if not _ID_RE.match(meta.name[:-len(".meta.json")]):
+        for name in names:
+            if not _ID_RE.match(name[:-len(".meta.json")]):
                 continue
-            try:
-                out.append(RecordInfo(**json.loads(meta.read_text(encoding="utf-8"))))
-            except (OSError, ValueError, TypeError):
-                continue       # half-written or from another version: skipped, not fatal
+            path = os.path.join(self.root, name)
+            info = _INFOS.get(path)
+            if info is None:
+                try:
+                    info = RecordInfo(**json.loads(Path(path).read_text(encoding="utf-8")))
+                except (OSError, ValueError, TypeError):
+                    continue       # half-written or from another version: skipped, not fatal
+                if len(_INFOS) >= _INFOS_MAX:
+                    _INFOS.clear()
+                _INFOS[path] = info
+            out.append(info)
         return tuple(out)
 
     def load(self, rid: str) -> CompileRecord | None:

@@ -55,6 +55,7 @@ class CacheSize:
                 f"({self.disk_bytes / 2**20:.1f} MiB)")
 
 
+_RECENT_GZ = 16         # the newest written files' bytes kept for `gzipped` (a history record reuses them)
 SHARED_S = 600          # how long a shared-but-not-kept result waits in .shared/ for other processes
 
 
@@ -76,6 +77,7 @@ class ResultCache:
         self._lock = threading.Lock()
         self._pending: dict[str, _InFlight] = {}
         self._written = max_bytes          # bytes put since the disk was last trimmed (the first put trims)
+        self._recent_gz: OrderedDict[str, bytes] = OrderedDict()   # the newest files' bytes (gzipped)
 
     # -- the two levels -------------------------------------------------------------------------
 
@@ -92,6 +94,19 @@ class ResultCache:
     def put(self, key: str, value: dict) -> None:
         self._remember(key, value)
         self._write_disk(key, value)
+
+    def gzipped(self, key: str) -> bytes | None:
+        """The result's JSON, gzipped, as the disk level holds it (written by this process a
+        moment ago, or read from its file): a history record of the same result takes these
+        bytes as they are instead of serializing and compressing the result again."""
+        with self._lock:
+            data = self._recent_gz.get(key)
+        if data is None and (path := self._path(key)) is not None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+        return data if data[:2] == b"\x1f\x8b" else None
 
     def _remember(self, key: str, value: dict) -> None:
         with self._lock:
@@ -122,6 +137,10 @@ class ResultCache:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             data = _gzip_json(value)
+            with self._lock:
+                self._recent_gz[key] = data
+                while len(self._recent_gz) > _RECENT_GZ:
+                    self._recent_gz.popitem(last=False)
             atomic_write(path, data)
             self._written += len(data)
             if self._written >= self.max_bytes // 20:    # a stat of every file per put was 10 % of a click's

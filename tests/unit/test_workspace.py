@@ -135,6 +135,24 @@ def test_history_store_round_trip_and_prune(tmp_path):
     assert len(store.list()) == 3                          # a broken record is skipped
 
 
+def test_a_record_takes_the_result_caches_gzipped_bytes_as_they_are(tmp_path):
+    """The result cache's file is the record's result (three gzip members read back as one)."""
+    from inspectors.store.results import ResultCache
+    cache = ResultCache(tmp_path / "results")
+    request = CompileRequest(source="src", filename="k.py", target="cuda:90")
+    result = CompileResult(triton_version="3.9.0", output="printed\n")
+    cache.put("k1", result.to_json())
+    data = cache.gzipped("k1")
+    assert data == (tmp_path / "results" / "k1.json.gz").read_bytes()
+    assert ResultCache(tmp_path / "results").gzipped("k1") == data          # another process: from the file
+    assert cache.gzipped("missing") is None
+    store = HistoryStore(tmp_path / ".history")
+    rec = new_record("k.py", request, result, {})
+    store.add(rec, data)
+    back = store.load(rec.info.id)
+    assert back.request == request and back.result == result
+
+
 # ---------------------------------------------------------------------------- through the app
 
 @pytest.fixture
