@@ -1,6 +1,7 @@
 """Streamlit pieces of the page. `render_stage_panel` serves every stage."""
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 from typing import Callable
 
@@ -41,13 +42,15 @@ def parse_overrides(text: str) -> dict:
     return out
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@functools.lru_cache(maxsize=256)
 def _panel_payload(stage_name: str, text: str, filename: str, py_key: str, label: str | None = None,
                    heat_key: str = "", kernel_name: str = "", marks_key: str = "", regs_key: str = "") -> bytes:
     """The bytes a panel is sent (app/components/stage_panel/payload.py), once per text.
     Room for a class's kernels: 300 students on 80 kernel/target/warps choices open ~240
     panels, and with 48 entries they were tokenized again and again (the busiest app code
-    in the class's profile, benchmarks/results/class_profile.txt)."""
+    in the class's profile, benchmarks/results/class_profile.txt). functools' cache, not
+    st.cache_data: that one hashed every argument's text (a SASS panel's megabytes) with md5,
+    read the function's signature and unpickled a copy on every run of every page."""
     py_lines, calls = {}, {}
     for pair in filter(None, py_key.split(",")):
         n, p, *sites = pair.split(":")
