@@ -62,7 +62,7 @@ from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue
 from inspectors.compile.own import OwnSandboxes, memory_room
-from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage
+from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage, restore_priority
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -400,11 +400,7 @@ class Engine(FairQueue):
         worker = ticket.worker
         if worker is None or not worker.alive():
             return
-        if worker.cgroup is not None:
-            worker.cgroup.cpu_share(low=False)
-        try:
-            os.setpriority(os.PRIO_PGRP, worker.proc.pid, 0)
-        except OSError:
+        if not restore_priority(worker):
             session = self.own.owner_of(worker) if self.own else None
             if session is not None:
                 self.own.release(session, worker, renew=True)

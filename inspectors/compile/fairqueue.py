@@ -11,9 +11,11 @@
   instead gives its slot back (it is *detached*: it runs on in its sandbox at the lowest
   priority, still counted against its session's limits) after `OWN_DETACH_S`, or after
   `OWN_FIRST_LAUNCH_S` if it has not begun to compile a kernel by then (the file's own Python
-  is running: a `while True` in example() costs the class a quarter of a second of a core, not
-  a second), so hangs never hold the slots a class compiles on. Waiters wake at the next such
-  deadline, not on a fixed tick.
+  is running: a `while True` in example() costs the class a tenth of a second of a core, not
+  a second), so hangs never hold the slots a class compiles on. Such a job that then begins a
+  launch was slow, not hung: it gets its sandbox's usual CPU share back (still without a slot)
+  until OWN_DETACH_S, when it is lowered again. Waiters wake at the next such deadline, not on
+  a fixed tick.
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
@@ -24,7 +26,7 @@ import os
 import time
 from collections import deque
 
-from inspectors.compile.workers import lower_priority
+from inspectors.compile.workers import lower_priority, restore_priority
 
 
 # A job in its student's own sandbox gives its slot back after this long at most (straggler_s if
@@ -32,8 +34,11 @@ from inspectors.compile.workers import lower_priority
 # (a library kernel compiles in 0.1-1.5 s on a 2-core box; benchmarks/class_load.py).
 OWN_DETACH_S = 1.0
 # ... and after this long if no kernel launch has begun (journal's `launch-0` folder): a file
-# reaches its first launch in 0.01-0.12 s (the library's files, their example() run once, warm).
-OWN_FIRST_LAUNCH_S = 0.3
+# reaches its first launch in 0.01-0.12 s (the library's files, their example() run once, warm);
+# one that takes longer gets its CPU share back when its launch begins (`_check_detached`).
+# At 0.3 s, a class of 30 with 3 hangs on 2 cores lost ~1 s of p95 to them (benchmarks/class_load.py).
+OWN_FIRST_LAUNCH_S = 0.1
+OWN_LAUNCH_POLL_S = 0.05      # how often a job lowered before its first launch is looked at
 
 
 class Ticket:
@@ -49,6 +54,8 @@ class Ticket:
         self.start_s = 0.0                    # how long it waited for that worker to start
         self.sent: float | None = None        # when the job was sent to the worker
         self.job = None                       # its journal.JobDir (has a launch begun?)
+        self.watch: str | None = None         # detached and lowered before its first launch: "launch"
+                                              # (watched for one), then "detach" (its share back until OWN_DETACH_S)
 
 
 class FairQueue:
@@ -101,6 +108,8 @@ class FairQueue:
         for slot, t in self._busy.items():
             if t.started is not None and slot not in self._stragglers:
                 wait = min(wait, max(0.01, self._limits(slot, t)[0] - now))
+        if any(t.watch for t in self._detached):
+            wait = min(wait, OWN_LAUNCH_POLL_S)
         return wait
 
     def _limits(self, slot: int, t: Ticket) -> tuple[float, bool]:
@@ -190,6 +199,7 @@ class FairQueue:
         most `size` spares), so the queue moves on at the pool's size. The straggler's processes get the lowest CPU
         priority: a `while True` in example() must not slow the class's compiles on a machine
         with few cores. Holds self._cv."""
+        self._check_detached()
         now = time.monotonic()
         for slot, t in list(self._busy.items()):
             if slot in self._stragglers or t.started is None:
@@ -203,6 +213,7 @@ class FairQueue:
             if own:
                 del self._busy[slot]
                 self._detached.add(t)
+                t.watch = "launch" if t.job is not None and not _launch_begun(t.job) else None
                 self._changes += 1
                 self._dispatch()
                 continue
@@ -213,6 +224,19 @@ class FairQueue:
             self._stragglers.add(slot)
             self._slots.append(self._spawn())
             self._dispatch()
+
+    def _check_detached(self) -> None:
+        """A detached job lowered before its first launch that has now begun one was slow, not
+        hung: its sandbox's usual CPU share back, and lowered again OWN_DETACH_S after it was
+        sent if it still runs. Holds self._cv."""
+        now = time.monotonic()
+        for t in self._detached:
+            if t.watch == "launch" and _launch_begun(t.job):
+                t.watch = "detach"
+                restore_priority(t.worker)
+            elif t.watch == "detach" and now >= (t.sent or t.started) + OWN_DETACH_S:
+                t.watch = None
+                lower_priority(t.worker)
 
     def _finish(self, ticket: Ticket) -> None:
         with self._cv:

@@ -117,6 +117,19 @@ def lower_priority(worker: Worker | None) -> None:
         worker.cgroup.cpu_share(low=True)
 
 
+def restore_priority(worker: Worker) -> bool:
+    """The usual CPU share again for the worker's sandbox (its cgroup's: what counts between
+    sandboxes) and nice 0, which only a server that may raise a priority (root) can set: False
+    where it could not."""
+    if worker.cgroup is not None:
+        worker.cgroup.cpu_share(low=False)
+    try:
+        os.setpriority(os.PRIO_PGRP, worker.proc.pid, 0)
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
 class OverQuota(Exception):
     pass
 

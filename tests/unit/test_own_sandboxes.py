@@ -157,3 +157,55 @@ def test_an_own_job_holds_its_slot_shorter_until_it_begins_a_launch(tmp_path):
 def _kernel():
     from inspectors.base.result import KernelResult
     return KernelResult(name="k", target="cuda:90", stages={}, options={}, args=())
+
+
+def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begins(tmp_path, monkeypatch):
+    """Detached at OWN_FIRST_LAUNCH_S with no launch begun (a hang, or a slow start), its sandbox
+    lowered; once its journal shows a launch it was slow, not hung: its share back, and lowered
+    again OWN_DETACH_S after it was sent if it still runs. A hang is never given it back."""
+    import threading as th
+
+    from inspectors.compile import fairqueue, journal
+
+    calls = []
+    monkeypatch.setattr(fairqueue, "lower_priority", lambda w: calls.append(("lower", w)))
+    monkeypatch.setattr(fairqueue, "restore_priority", lambda w: calls.append(("restore", w)))
+
+    class Queue(fairqueue.FairQueue):
+        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
+
+        def __init__(self):
+            self._cv = th.Condition()
+            self._slots = [FakeWorker()]
+            self._init_queue()
+
+    q = Queue()
+    slow, hang = fairqueue.Ticket("alice"), fairqueue.Ticket("bob")
+    now = fairqueue.time.monotonic()
+    jobs = []
+    try:
+        for t, slot in ((slow, 0), (hang, 1)):
+            q._slots.append(FakeWorker())
+            t.started = t.sent = now - fairqueue.OWN_FIRST_LAUNCH_S - 0.01
+            (tmp_path / t.session).mkdir()
+            t.worker, t.job = FakeWorker(), journal.JobDir.create(tmp_path / t.session)
+            jobs.append(t.job)
+            q._busy[slot] = t
+        with q._cv:
+            q._check_stragglers()                           # both past their first-launch deadline
+        assert q._busy == {} and q._detached == {slow, hang}
+        assert sorted(calls, key=lambda c: c[1] is hang.worker) == [("lower", slow.worker), ("lower", hang.worker)]
+        assert q._next_check() == fairqueue.OWN_LAUNCH_POLL_S      # watched for a launch
+        calls.clear()
+        journal.begin(slow.job.path, 0, _kernel())           # alice's file reaches its launch
+        with q._cv:
+            q._check_stragglers()
+        assert calls == [("restore", slow.worker)] and slow.watch == "detach" and hang.watch == "launch"
+        calls.clear()
+        slow.sent -= fairqueue.OWN_DETACH_S                   # still running OWN_DETACH_S after it was sent
+        with q._cv:
+            q._check_stragglers()
+        assert calls == [("lower", slow.worker)] and slow.watch is None and hang.watch == "launch"
+    finally:
+        for job in jobs:
+            job.close()
