@@ -231,7 +231,9 @@ class FairQueue:
         sent if it still runs. Holds self._cv."""
         now = time.monotonic()
         for t in self._detached:
-            if t.watch == "launch" and _launch_begun(t.job):
+            if t.watch and t.job is None:           # its job is over (the engine let go of its folder)
+                t.watch = None
+            elif t.watch == "launch" and _launch_begun(t.job):
                 t.watch = "detach"
                 restore_priority(t.worker)
             elif t.watch == "detach" and now >= (t.sent or t.started) + OWN_DETACH_S:
@@ -278,5 +280,5 @@ def _launch_begun(job) -> bool:
     try:
         os.stat("launch-0", dir_fd=job.fd, follow_symlinks=False)
         return True
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):      # (AttributeError: no folder, None)
         return False

@@ -206,6 +206,10 @@ def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begi
         with q._cv:
             q._check_stragglers()
         assert calls == [("lower", slow.worker)] and slow.watch is None and hang.watch == "launch"
+        hang.job = None                                       # the engine let go of its job's folder: it is over
+        with q._cv:
+            q._check_stragglers()
+            assert hang.watch is None and q._next_check() == 0.5
     finally:
         for job in jobs:
             job.close()
