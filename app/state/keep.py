@@ -31,6 +31,19 @@ def restore(names: Iterable[str]) -> None:
             st.session_state[name] = kept[name]
 
 
+def resend_early(names: Iterable[str], runs: int = 3) -> None:
+    """Values a run sets before their widgets exist (a link's, a default) reach the browser only
+    with the run that set them; a browser that first draws the widget from a later run (the first
+    run's drawing replaced before it was shown: a busy class's first visit) draws its first option
+    (a class's link opened on sm_80 with its num_warps lost, and Compile sent that). Set again on
+    a session's first `runs` runs, so whichever run the browser draws first carries them."""
+    n = st.session_state[keys.RUNS] = st.session_state.get(keys.RUNS, 0) + 1
+    if n <= runs:
+        for name in names:
+            if name in st.session_state:
+                st.session_state[name] = st.session_state[name]
+
+
 def save(names: Iterable[str]) -> None:
     """Copy the widgets' values (those in the session) to the kept ones."""
     kept = _kept()

@@ -40,37 +40,23 @@ from inspectors.base import targets
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 import kernels
 
-# "default" (the launcher's own), not None: Streamlit draws a keyed selectbox whose value is None
-# as empty ("Choose an option") whenever the browser has no value of its own for it
+# "default" (the launcher's own), not None: a keyed selectbox set to None is drawn "Choose an option"
 DEFAULT = "default"
 WARPS = [DEFAULT, 1, 2, 4, 8, 16, 32]
 STAGE_COUNTS = [DEFAULT, 1, 2, 3, 4, 5]
-# Values a run sets before their widgets exist (a link, the default target). Streamlit sends such a
-# value to the browser only on the run that set it; the browser draws a widget first seen on a later
-# run (the first run's drawing replaced before it happened: a class's first visit, busy) at its
-# first option: a link opened on sm_80 with its num_warps lost, and a Compile sent that.
-RESENT = (keys.PICKER, keys.TARGET, keys.TRITON, keys.NUM_WARPS, keys.NUM_STAGES)
-RESEND_RUNS = 3
+ss = st.session_state
 
 
 def chosen(value):
     """A num_warps/num_stages selectbox's value as the compile takes it: None for the launcher's own."""
     return None if value in (DEFAULT, None) else value
-ss = st.session_state
 
 
 def restore_widgets(settings) -> None:
     """Streamlit drops the state of widgets that are not on the page shown: their kept values
     (app/state/keep.py, written by `finish_run`) come back before the widgets exist."""
     keep.restore(keys.EXPLORER_KEPT)
-    for key in (keys.NUM_WARPS, keys.NUM_STAGES):      # kept by a session before "default" was a value
-        if key in ss and ss[key] is None:
-            ss[key] = DEFAULT
-    ss[keys.RUNS] = ss.get(keys.RUNS, 0) + 1
-    if ss[keys.RUNS] <= RESEND_RUNS:      # sent again, so the browser draws them whichever run it draws first
-        for key in RESENT:
-            if key in ss:
-                ss[key] = ss[key]
+    keep.resend_early((keys.PICKER, keys.TARGET, keys.TRITON, keys.NUM_WARPS, keys.NUM_STAGES))
     if keys.TIMEOUT not in ss:
         ss[keys.TIMEOUT] = int(settings.compile_timeout_s)
 

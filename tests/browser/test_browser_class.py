@@ -78,9 +78,11 @@ def test_without_a_header_each_browser_gets_its_own_folder(root, browser):
             ctx.close()
 
 
-def _sidebar_choices(page) -> list[str]:
-    boxes = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"] input')
-    return [boxes.nth(i).input_value() for i in range(boxes.count())]
+def _sidebar_choices(page) -> dict[str, str]:
+    """Each sidebar selectbox's label -> the value it shows."""
+    boxes = page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]')
+    return {boxes.nth(i).locator("label").first.inner_text().strip(): boxes.nth(i).locator("input").input_value()
+            for i in range(boxes.count())}
 
 
 def test_a_new_browser_on_a_class_server_gets_the_links_options_and_compiles_them(root, browser):
@@ -93,8 +95,9 @@ def test_a_new_browser_on_a_class_server_gets_the_links_options_and_compiles_the
         _, plain = _open(browser, url + "/?kernel=vector_add")
         for page in (linked, plain):
             page.wait_for_timeout(2000)
-        assert _sidebar_choices(linked)[1:] == ["sm_90 · H100/H200", "8", "default"]
-        assert _sidebar_choices(plain)[1:] == ["sm_90 · H100/H200", "default", "default"]
+        shown = {"Target GPU": "sm_90 · H100/H200", "num_warps": "8", "num_stages": "default"}
+        assert {k: _sidebar_choices(linked).get(k) for k in shown} == shown
+        assert {k: _sidebar_choices(plain).get(k) for k in shown} == {**shown, "num_warps": "default"}
         linked.get_by_text("for cuda:90 · num_warps=8", exact=False).first.wait_for(timeout=120_000)
         for ctx in browser.contexts:
             ctx.close()
