@@ -60,7 +60,7 @@ from inspectors.base import sandbox
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
-from inspectors.compile.fairqueue import FairQueue
+from inspectors.compile.fairqueue import FairQueue, sandbox_cpu
 from inspectors.compile.own import OwnSandboxes, memory_room
 from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage, restore_priority
 
@@ -293,6 +293,7 @@ class Engine(FairQueue):
         msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
         try:
+            ticket.cpu0 = sandbox_cpu(worker) if own else None
             ticket.sent = time.monotonic()
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()

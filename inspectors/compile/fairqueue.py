@@ -33,8 +33,9 @@ from inspectors.compile.workers import lower_priority, restore_priority
 # less): that costs nothing (no spare to start), and a long compile then yields to short ones
 # (a library kernel compiles in 0.1-1.5 s on a 2-core box; benchmarks/class_load.py).
 OWN_DETACH_S = 1.0
-# ... and after this long if no kernel launch has begun (journal's `launch-0` folder): a file
-# reaches its first launch in 0.01-0.12 s (the library's files, their example() run once, warm);
+# ... and after this much of its sandbox's CPU (sandbox_cpu; wall time where the sandbox has no
+# cgroup) if no kernel launch has begun (journal's `launch-0` folder): a file reaches its first
+# launch in 0.01-0.12 s (the library's files, their example() run once, warm);
 # one that takes longer gets its CPU share back when its launch begins (`_check_detached`).
 # At 0.3 s, a class of 30 with 3 hangs on 2 cores lost ~1 s of p95 to them (benchmarks/class_load.py).
 OWN_FIRST_LAUNCH_S = 0.1
@@ -54,6 +55,7 @@ class Ticket:
         self.start_s = 0.0                    # how long it waited for that worker to start
         self.sent: float | None = None        # when the job was sent to the worker
         self.job = None                       # its journal.JobDir (has a launch begun?)
+        self.cpu0: float | None = None        # its sandbox's CPU seconds when it was sent (sandbox_cpu)
         self.watch: str | None = None         # detached and lowered before its first launch: "launch"
                                               # (watched for one), then "detach" (its share back until OWN_DETACH_S)
 
@@ -121,7 +123,13 @@ class FairQueue:
         since = t.sent if t.sent is not None else t.started
         limit = min(self.straggler_s, OWN_DETACH_S)
         if t.job is not None and not _launch_begun(t.job):
-            limit = min(limit, OWN_FIRST_LAUNCH_S)
+            used = sandbox_cpu(t.worker) if t.cpu0 is not None else None
+            if used is None:                     # no cgroup to count its CPU in: wall time
+                limit = min(limit, OWN_FIRST_LAUNCH_S)
+            elif used - t.cpu0 >= OWN_FIRST_LAUNCH_S:
+                return since, True               # its CPU, not a busy machine's wait: a hang
+            else:
+                return min(since + limit, time.monotonic() + OWN_LAUNCH_POLL_S), True
         return since + limit, True
 
     def _next_session(self, queues: dict, served: dict) -> str:
@@ -271,6 +279,27 @@ class FairQueue:
                 while self._slots and self._slots[-1] is None and len(self._slots) > self.size:
                     self._slots.pop()
                 return
+
+
+def sandbox_cpu(worker) -> float | None:
+    """CPU seconds of the processes in the worker's sandbox now (its cgroup's; exited ones are
+    not counted), None where it has no cgroup. A job's deadline before its first launch counts
+    this from when it was sent: on a busy machine a file's own Python waits for a core, and
+    only a job that has used OWN_FIRST_LAUNCH_S of CPU without a launch is taken for a hang."""
+    cgroup = getattr(worker, "cgroup", None)
+    if cgroup is None:
+        return None
+    ticks = 0
+    for pid in cgroup.pids():
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass                                 # gone between the listing and the read
+    return ticks / _TICK
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def _launch_begun(job) -> bool:

@@ -213,3 +213,43 @@ def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begi
     finally:
         for job in jobs:
             job.close()
+
+
+def test_before_its_first_launch_a_job_is_timed_by_its_sandboxs_cpu_not_the_wall(tmp_path, monkeypatch):
+    """Where the sandbox has a cgroup, a job that has begun no launch is taken for a hang once
+    its sandbox has used OWN_FIRST_LAUNCH_S of CPU since it was sent: a file's Python that waits
+    for a core on a busy machine keeps its slot (up to OWN_DETACH_S)."""
+    import os
+    import threading as th
+
+    from inspectors.compile import fairqueue, journal
+
+    class Queue(fairqueue.FairQueue):
+        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
+
+        def __init__(self):
+            self._cv = th.Condition()
+            self._slots = [FakeWorker()]
+            self._init_queue()
+
+    class Cg:
+        def pids(self):
+            return {os.getpid()}
+
+    me = FakeWorker()
+    me.cgroup = Cg()
+    assert fairqueue.sandbox_cpu(me) > 0 and fairqueue.sandbox_cpu(FakeWorker()) is None
+    used = {"s": 5.0}
+    monkeypatch.setattr(fairqueue, "sandbox_cpu", lambda w: used["s"])
+    q, t = Queue(), fairqueue.Ticket("alice")
+    t.started = t.sent = fairqueue.time.monotonic() - 0.5          # half a second of wall time
+    t.worker, t.cpu0 = me, 5.0
+    t.job = journal.JobDir.create(tmp_path)
+    try:
+        used["s"] = 5.0 + fairqueue.OWN_FIRST_LAUNCH_S / 2            # waited for a core: keeps its slot
+        deadline, own = q._limits(0, t)
+        assert own and deadline > fairqueue.time.monotonic() and deadline <= t.sent + fairqueue.OWN_DETACH_S
+        used["s"] = 5.0 + fairqueue.OWN_FIRST_LAUNCH_S + 0.01        # spun: a hang
+        assert q._limits(0, t) == (t.sent, True)
+    finally:
+        t.job.close()
