@@ -39,7 +39,7 @@ OWN_DETACH_S = 1.0
 # one that takes longer gets its CPU share back when its launch begins (`_check_detached`).
 # At 0.3 s, a class of 30 with 3 hangs on 2 cores lost ~1 s of p95 to them (benchmarks/class_load.py).
 OWN_FIRST_LAUNCH_S = 0.1
-OWN_LAUNCH_POLL_S = 0.05      # how often a job lowered before its first launch is looked at
+OWN_LAUNCH_POLL_S = 0.025     # how often a job before its first launch (or lowered before it) is looked at
 
 
 class Ticket:
