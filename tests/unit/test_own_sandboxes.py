@@ -20,6 +20,21 @@ class FakeWorker:
         self.killed = True
 
 
+def _queue():
+    """A fair queue of one pool worker, for its deadlines (no engine)."""
+    from inspectors.compile import fairqueue
+
+    class Queue(fairqueue.FairQueue):
+        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
+
+        def __init__(self):
+            self._cv = threading.Condition()
+            self._slots = [FakeWorker()]
+            self._init_queue()
+
+    return Queue()
+
+
 def make(cap=2, idle_s=600.0):
     started = []
 
@@ -129,19 +144,10 @@ def test_an_own_job_holds_its_slot_shorter_until_it_begins_a_launch(tmp_path):
     """The fair queue's deadline for a job in its own sandbox: OWN_FIRST_LAUNCH_S after it was
     sent while the file's Python runs (a hang in example()), OWN_DETACH_S once the journal shows
     a launch begun; a pool worker's job keeps straggler_s."""
-    import threading as th
 
     from inspectors.compile import fairqueue, journal
 
-    class Queue(fairqueue.FairQueue):
-        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
-
-        def __init__(self):
-            self._cv = th.Condition()
-            self._slots = [FakeWorker()]
-            self._init_queue()
-
-    q, t = Queue(), fairqueue.Ticket("alice")
+    q, t = _queue(), fairqueue.Ticket("alice")
     t.started, t.sent, t.worker = 100.0, 100.5, FakeWorker()          # not the slot's worker: its own
     t.job = journal.JobDir.create(tmp_path)
     try:
@@ -151,7 +157,7 @@ def test_an_own_job_holds_its_slot_shorter_until_it_begins_a_launch(tmp_path):
     finally:
         t.job.close()
     t.worker = q._slots[0]
-    assert q._limits(0, t) == (100.0 + Queue.straggler_s, False)
+    assert q._limits(0, t) == (100.0 + q.straggler_s, False)
 
 
 def _kernel():
@@ -163,7 +169,6 @@ def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begi
     """Detached at OWN_FIRST_LAUNCH_S with no launch begun (a hang, or a slow start), its sandbox
     lowered; once its journal shows a launch it was slow, not hung: its share back, and lowered
     again OWN_DETACH_S after it was sent if it still runs. A hang is never given it back."""
-    import threading as th
 
     from inspectors.compile import fairqueue, journal
 
@@ -171,15 +176,7 @@ def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begi
     monkeypatch.setattr(fairqueue, "lower_priority", lambda w: calls.append(("lower", w)))
     monkeypatch.setattr(fairqueue, "restore_priority", lambda w: calls.append(("restore", w)))
 
-    class Queue(fairqueue.FairQueue):
-        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
-
-        def __init__(self):
-            self._cv = th.Condition()
-            self._slots = [FakeWorker()]
-            self._init_queue()
-
-    q = Queue()
+    q = _queue()
     slow, hang = fairqueue.Ticket("alice"), fairqueue.Ticket("bob")
     now = fairqueue.time.monotonic()
     jobs = []
@@ -220,17 +217,8 @@ def test_before_its_first_launch_a_job_is_timed_by_its_sandboxs_cpu_not_the_wall
     its sandbox has used OWN_FIRST_LAUNCH_S of CPU since it was sent: a file's Python that waits
     for a core on a busy machine keeps its slot (up to OWN_DETACH_S)."""
     import os
-    import threading as th
 
     from inspectors.compile import fairqueue, journal
-
-    class Queue(fairqueue.FairQueue):
-        size, session_jobs, session_running, straggler_s = 1, 2, 1, 3.0
-
-        def __init__(self):
-            self._cv = th.Condition()
-            self._slots = [FakeWorker()]
-            self._init_queue()
 
     class Cg:
         def pids(self):
@@ -241,7 +229,7 @@ def test_before_its_first_launch_a_job_is_timed_by_its_sandboxs_cpu_not_the_wall
     assert fairqueue.sandbox_cpu(me) > 0 and fairqueue.sandbox_cpu(FakeWorker()) is None
     used = {"s": 5.0}
     monkeypatch.setattr(fairqueue, "sandbox_cpu", lambda w: used["s"])
-    q, t = Queue(), fairqueue.Ticket("alice")
+    q, t = _queue(), fairqueue.Ticket("alice")
     t.started = t.sent = fairqueue.time.monotonic() - 0.5          # half a second of wall time
     t.worker, t.cpu0 = me, 5.0
     t.job = journal.JobDir.create(tmp_path)
