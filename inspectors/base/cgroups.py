@@ -54,9 +54,13 @@ class Cgroup:
 
     def cpu_share(self, low: bool) -> None:
         """The lowest CPU share (a job past straggler_s: a hang must not take a compiling
-        sandbox's share) or the usual one again."""
+        sandbox's share) or the usual one again. Where the kernel has it (5.15+), the group is
+        also made idle (`cpu.idle`, SCHED_IDLE for its tasks): a share of 2 still let a hang take
+        the core its weight made the balancer leave to it, half a core of a 2-core class's
+        compile time (benchmarks/class_load.py); an idle group's CPU counts as free for the next
+        task to start on, and any other task preempts it at once."""
         for d in self.dirs:
-            for f, usual, lowest in (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1)):
+            for f, usual, lowest in (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1), ("cpu.idle", 0, 1)):
                 if (d / f).exists():
                     try:
                         (d / f).write_text(str(lowest if low else usual))

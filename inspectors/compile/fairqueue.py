@@ -14,8 +14,10 @@
   is running: a `while True` in example() costs the class a tenth of a second of a core, not
   a second), so hangs never hold the slots a class compiles on. Such a job that then begins a
   launch was slow, not hung: it gets its sandbox's usual CPU share back (still without a slot)
-  until OWN_DETACH_S, when it is lowered again. Waiters wake at the next such deadline, not on
-  a fixed tick.
+  until OWN_DETACH_S, when it is lowered again. One waiter (the *watcher*) wakes at the next
+  such deadline and looks at the running jobs; the others sleep until a worker is given or
+  their queue line is due (WAITER_WAKE_S): 28 students each reading every own job's cgroup
+  40 times a second was a fifth of the class server's CPU.
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
@@ -40,6 +42,7 @@ OWN_DETACH_S = 1.0
 # At 0.3 s, a class of 30 with 3 hangs on 2 cores lost ~1 s of p95 to them (benchmarks/class_load.py).
 OWN_FIRST_LAUNCH_S = 0.1
 OWN_LAUNCH_POLL_S = 0.025     # how often a job before its first launch (or lowered before it) is looked at
+WAITER_WAKE_S = 0.5           # how often a waiter that is not the watcher wakes (its queue line)
 
 
 class Ticket:
@@ -73,6 +76,7 @@ class FairQueue:
         self._order: tuple[int, dict[int, int]] = (-1, {})   # (_changes, id(ticket) -> jobs ahead)
         self._stragglers: set[int] = set()               # slots whose job outran straggler_s
         self._detached: set[Ticket] = set()              # own-sandbox jobs past straggler_s: slot given back
+        self._watcher: Ticket | None = None              # the one waiter that looks at the running jobs
         self.completed = 0
 
     def _enqueue(self, session: str) -> Ticket | None:
@@ -88,20 +92,30 @@ class FairQueue:
 
     def _wait_turn(self, ticket: Ticket, on_wait) -> int:
         with self._cv:
-            while ticket.slot is None:
-                if on_wait is not None:
-                    position = self._position(ticket)
-                    waited = time.monotonic() - ticket.enqueued
-                    self._cv.release()
-                    try:
-                        on_wait(position, waited)
-                    finally:
-                        self._cv.acquire()
-                    if ticket.slot is not None:
-                        break
-                self._cv.wait(self._next_check())
-                self._check_stragglers()
-            return ticket.slot
+            try:
+                while ticket.slot is None:
+                    if on_wait is not None:
+                        position = self._position(ticket)
+                        waited = time.monotonic() - ticket.enqueued
+                        self._cv.release()
+                        try:
+                            on_wait(position, waited)
+                        finally:
+                            self._cv.acquire()
+                        if ticket.slot is not None:
+                            break
+                    if self._watcher is None:
+                        self._watcher = ticket
+                    if self._watcher is ticket:
+                        self._cv.wait(self._next_check())
+                        self._check_stragglers()
+                    else:                      # woken by a dispatch, or when its queue line is due
+                        self._cv.wait(WAITER_WAKE_S)
+                return ticket.slot
+            finally:
+                if self._watcher is ticket:    # another waiter takes over (dispatch woke them all)
+                    self._watcher = None
+                    self._cv.notify_all()
 
     def _next_check(self) -> float:
         """Seconds until the next running job may be detached or get a spare (0.5 at most).

@@ -241,3 +241,59 @@ def test_before_its_first_launch_a_job_is_timed_by_its_sandboxs_cpu_not_the_wall
         assert q._limits(0, t) == (t.sent, True)
     finally:
         t.job.close()
+
+
+def test_one_waiter_watches_the_running_jobs_while_the_others_sleep(monkeypatch):
+    """Each waiting student reading every own job's cgroup 40 times a second was a fifth of a
+    class server's CPU: one waiter (the watcher) looks, and when it is served another takes over."""
+    q = _queue()
+    holder = q._enqueue("holder")                         # the only slot
+    calls = []
+    check = q._check_stragglers
+
+    def watched():
+        calls.append(threading.current_thread().name)
+        check()
+    monkeypatch.setattr(q, "_check_stragglers", watched)
+    monkeypatch.setattr(q, "_next_check", lambda: 0.005)
+    waiting = [q._enqueue(f"student{i}") for i in range(4)]
+    threads = [threading.Thread(target=q._wait_turn, args=(t, None), name=t.session, daemon=True) for t in waiting]
+    for t in threads:
+        t.start()
+    running, seen = holder, []
+    for _ in waiting:
+        deadline = time.monotonic() + 20
+        while len(calls) < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with q._cv:
+            names, served = set(calls), {t.session for t in waiting if t.slot is not None}
+        assert len(names) == 1 and not names & served, names       # one watcher, still waiting
+        seen += names
+        q._finish(running)                                # the slot to the next student in the fair order
+        running = next(t for t in waiting if t.slot is not None and t.session not in served)
+        threads[waiting.index(running)].join(10)          # served: it has stopped watching
+        calls.clear()
+    for t in threads:
+        t.join(10)
+    q._finish(running)
+    assert not any(t.is_alive() for t in threads) and q._watcher is None
+    assert len(set(seen)) >= 2                            # the watch passed on when its watcher was served
+
+
+def test_a_lowered_sandbox_gets_the_lowest_share_and_is_made_idle_where_the_kernel_can(tmp_path):
+    """A share of 2 still let a detached hang take the core the balancer left to it (half a core
+    of a 2-core class's compile time): where the cgroup has `cpu.idle`, the group is made idle."""
+    from inspectors.base.cgroups import CPU_SHARES, Cgroup
+    v1, v2, old = tmp_path / "v1", tmp_path / "v2", tmp_path / "old"
+    for d, files in ((v1, ("cpu.shares", "cpu.idle")), (v2, ("cpu.weight", "cpu.idle")), (old, ("cpu.shares",))):
+        d.mkdir()
+        for f in files:
+            (d / f).write_text("x")
+    group = Cgroup([v1, v2, old])
+    group.cpu_share(low=True)
+    assert [(d / f).read_text() for d, f in ((v1, "cpu.shares"), (v1, "cpu.idle"), (v2, "cpu.weight"),
+                                               (v2, "cpu.idle"), (old, "cpu.shares"))] == ["2", "1", "1", "1", "2"]
+    assert not (old / "cpu.idle").exists()                 # a kernel without it: the share alone
+    group.cpu_share(low=False)
+    assert [(v1 / "cpu.shares").read_text(), (v1 / "cpu.idle").read_text(), (v2 / "cpu.idle").read_text()] == \
+        [str(CPU_SHARES), "0", "0"]
