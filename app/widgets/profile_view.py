@@ -9,6 +9,7 @@ differs, while the Python lines are the file's own. A file edited since it was m
 no heat (its lines may have moved)."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -27,8 +28,10 @@ def profiles_dir() -> Path:
     return Path(os.environ.get("TLENS_PROFILES_DIR") or ROOT / "assets" / "profiles")
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@functools.lru_cache(maxsize=32)
 def _load(path: str, mtime: float) -> Profile | None:
+    """The profile (frozen dataclasses, shared: `st.cache_data` unpickled a copy on every run
+    of the page, 5 % of a Compile's page run for vector add)."""
     try:
         return profiles.load(Path(path))[0]
     except ValueError:

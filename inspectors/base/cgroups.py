@@ -59,8 +59,9 @@ class Cgroup:
         the core its weight made the balancer leave to it, half a core of a 2-core class's
         compile time (benchmarks/class_load.py); an idle group's CPU counts as free for the next
         task to start on, and any other task preempts it at once."""
-        for d in self.dirs:
-            for f, usual, lowest in (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1), ("cpu.idle", 0, 1)):
+        files = (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1), ("cpu.idle", 0, 1))
+        for d in self.dirs:       # an idle group's weight cannot be written (EINVAL): idle last, or first
+            for f, usual, lowest in (files if low else files[::-1]):
                 if (d / f).exists():
                     try:
                         (d / f).write_text(str(lowest if low else usual))

@@ -280,10 +280,22 @@ def test_one_waiter_watches_the_running_jobs_while_the_others_sleep(monkeypatch)
     assert len(set(seen)) >= 2                            # the watch passed on when its watcher was served
 
 
-def test_a_lowered_sandbox_gets_the_lowest_share_and_is_made_idle_where_the_kernel_can(tmp_path):
+def test_a_lowered_sandbox_gets_the_lowest_share_and_is_made_idle_where_the_kernel_can(tmp_path, monkeypatch):
     """A share of 2 still let a detached hang take the core the balancer left to it (half a core
-    of a 2-core class's compile time): where the cgroup has `cpu.idle`, the group is made idle."""
+    of a 2-core class's compile time): where the cgroup has `cpu.idle`, the group is made idle.
+    The kernel refuses a new weight for an idle group (EINVAL), as the files here do: restored,
+    the group is made busy first, then given its usual share."""
+    from pathlib import Path
+
     from inspectors.base.cgroups import CPU_SHARES, Cgroup
+    write = Path.write_text
+
+    def like_the_kernel(self, data, *args, **kwargs):
+        idle = self.parent / "cpu.idle"
+        if self.name in ("cpu.shares", "cpu.weight") and idle.exists() and idle.read_text() == "1":
+            raise OSError(22, "Invalid argument")
+        return write(self, data, *args, **kwargs)
+    monkeypatch.setattr(Path, "write_text", like_the_kernel)
     v1, v2, old = tmp_path / "v1", tmp_path / "v2", tmp_path / "old"
     for d, files in ((v1, ("cpu.shares", "cpu.idle")), (v2, ("cpu.weight", "cpu.idle")), (old, ("cpu.shares",))):
         d.mkdir()
