@@ -137,27 +137,19 @@ def wait_idle(pid: int, below: float = 0.3, hold_s: float = 2.0, limit_s: float 
 
 def cpu_by_kind(pid: int) -> dict[str, float]:
     """CPU seconds used so far by the processes under `pid`, by kind (server, worker, other)."""
-    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    out = {}
     for q in _tree(pid):
         try:
             cmd = open(f"/proc/{q}/cmdline", "rb").read()
-            fields = open(f"/proc/{q}/stat").read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+        except OSError:
             continue
         kind = "worker" if b"inspectors.compile.worker" in cmd else "server" if b"streamlit" in cmd else "other"
-        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])) / tick
+        out[kind] = out.get(kind, 0.0) + proctree.cpu_seconds(q, children=True)
     return out
 
 
 def _cpu_seconds(pid: int) -> float:
-    tick, total = os.sysconf("SC_CLK_TCK"), 0
-    for q in _tree(pid):
-        try:
-            fields = open(f"/proc/{q}/stat").read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass
-    return total / tick
+    return sum(proctree.cpu_seconds(q) for q in _tree(pid))
 
 
 def _tree(pid: int) -> list[int]:

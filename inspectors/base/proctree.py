@@ -2,6 +2,7 @@
 benchmarks and tests measure a server, a pool or one student's sandbox by.
 
     pss_mib(tree(pid))      # the proportional set size of pid and all it started, MiB
+    cpu_seconds(pid)        # its CPU seconds so far
 """
 from __future__ import annotations
 
@@ -29,6 +30,20 @@ def tree(pid: int) -> list[int]:
         out.append(q)
         todo.extend(children.get(q, []))
     return out
+
+
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """CPU seconds (user + system) of one process, with its waited-for children's if `children`
+    (0.0 if it is gone)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if children else 0)
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return ticks / _TICK
+
+
+_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def memory_kib(pid: int) -> dict[str, int]:

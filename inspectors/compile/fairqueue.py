@@ -28,6 +28,7 @@ import os
 import time
 from collections import deque
 
+from inspectors.base import proctree
 from inspectors.compile.workers import lower_priority, restore_priority
 
 
@@ -303,17 +304,7 @@ def sandbox_cpu(worker) -> float | None:
     cgroup = getattr(worker, "cgroup", None)
     if cgroup is None:
         return None
-    ticks = 0
-    for pid in cgroup.pids():
-        try:
-            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            pass                                 # gone between the listing and the read
-    return ticks / _TICK
-
-
-_TICK = os.sysconf("SC_CLK_TCK")
+    return sum(proctree.cpu_seconds(pid) for pid in cgroup.pids())
 
 
 def _launch_begun(job) -> bool:
