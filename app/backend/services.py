@@ -116,7 +116,7 @@ def _waiting_reporter() -> Callable[[int, float], None]:
             state["slot"] = st.empty()
         jobs = "compile" if ahead == 1 else "compiles"
         text = (f"In the queue: {ahead} {jobs} ahead of you · waiting {seconds:.0f} s "
-                f"({engine().size} compile workers on this server)")
+                f"({engine().size} compile worker{'s' if engine().size != 1 else ''} on this server)")
         now = time.monotonic()
         if text == state["text"] or now - state["at"] < REPORT_EVERY_S:
             return
