@@ -3,6 +3,7 @@ so it is tested directly. Every piece of user or compiler text goes through
 pygments, which escapes it: markup in a kernel is shown, never run."""
 from __future__ import annotations
 
+import functools
 import html
 import re
 from dataclasses import dataclass
@@ -141,6 +142,7 @@ def render_stage_html(stage_name: str, text: str, query: str = "", only_hits: bo
             f'style="max-height:{int(max_height)}px">{body}</div>')
 
 
+@functools.lru_cache(maxsize=1)
 def page_css() -> str:
     """Styles of the page and of the server-drawn panels (the error's context; the stage
     panels are a component with their own styles: app/components/stage_panel/panel.css)."""

@@ -39,6 +39,8 @@ LAUNCH = "launch"                 # which launch of example() is shown
 FOLLOW = "follow"                 # the followed Python line
 HEAT = "heat"                     # "Measured heat" toggle
 REGS = "live-regs"                # "Live registers" toggle (bars in the Python panel)
+INSIGHT_TABS = "insight-tabs"     # the tabs below the panels (Why, Memory operations, ...): only the open one is drawn
+INSIGHT_SEEN = "_insight_seen"    # their labels and default on the last run, and the open tab's name
 WHY_LINK = "why-"                 # + n: the Why list's n-th entry (a link that follows its line)
 COMPILE = "compile"               # the Compile button
 COMPILE_PRESENT = "compile-present"   # Compile on the present bar
@@ -65,6 +67,7 @@ EDITOR_FOLDED_FOR = "_editor_folded_for"
 LAST_COMPILE_S = "last_compile_s"
 LAST_COMPILE = "last_compile"     # this click's part of the last compile: {key, hit, page_s} (services.compile_kernel)
 RUN_STARTED = "run_started"       # when this run of the page started (app/main.py): a compile's "page" time
+WS_BOX = "ws-box"                 # the sidebar's Workspace expander (its body drawn only when open)
 WS_RENAME, WS_DUPLICATE, WS_DELETE, WS_UNDO = "ws-rename", "ws-duplicate", "ws-delete", "ws-undo"
 
 

@@ -31,7 +31,7 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import panels, present, profile_view, tables
+from app.widgets import panels, present, profile_view, tables, workspace_box
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -120,30 +120,6 @@ def _options(settings, engine) -> None:
                         help="Set by the class server (TLENS_COMPILE_TIMEOUT)" if settings.class_mode else None)
 
 
-def _workspace_box(ws) -> None:
-    """The workspace file's actions (rename, duplicate, delete, undo) and the folder's files."""
-    current_file = files.file_of(ss[keys.PICKER])
-    if current_file and not ss[keys.PICKER].startswith(WS):
-        st.caption(f"Showing your copy **{current_file}** (workspace); the library kernel is unchanged.")
-    with st.expander("Workspace", expanded=bool(current_file and ss.get(keys.WS_MESSAGE))):
-        listed = ws.list()
-        st.caption(f"{len(listed)} file(s) in `{ws.root}`. Files are saved as you edit and compile.")
-        if current_file:
-            st.text_input("File name", value=current_file, key=keys.ws_name(current_file))
-            c1, c2, c3 = st.columns(3)
-            c1.button("Rename", key=keys.WS_RENAME, on_click=files.rename, args=(current_file,))
-            c2.button("Duplicate", key=keys.WS_DUPLICATE, on_click=files.duplicate, args=(current_file,))
-            c3.button("Delete", key=keys.WS_DELETE, on_click=files.delete, args=(current_file,))
-        else:
-            st.caption("A library kernel: edit it and your copy is saved here.")
-        if listed:     # markdown, not st.table: no DataFrame made on every run of the page (a class's clicks)
-            st.markdown("| file | bytes | modified |\n|---|--:|---|\n" + "\n".join(
-                f"| `{f.name}` | {f.size} | {time.strftime('%m-%d %H:%M', time.localtime(f.modified))} |"
-                for f in listed))      # names are [A-Za-z0-9_-].py (inspectors/store/workspace.py)
-    if ss.get(keys.UNDO):
-        st.button(f"↶ Undo delete of {ss[keys.UNDO][1]}", key=keys.WS_UNDO, on_click=files.undo)
-
-
 def sidebar(settings, engine, ws, entries: list[str]) -> tuple[bool, int | None]:
     """What to compile and how. (Compile clicked, the browser's width in px.)"""
     with st.sidebar:
@@ -155,10 +131,11 @@ def sidebar(settings, engine, ws, entries: list[str]) -> tuple[bool, int | None]
             files.open_entry(ss[keys.PICKER], set_picker=False)
         _options(settings, engine)
         clicked = st.button("Compile", type="primary", key=keys.COMPILE, width="stretch")
-        _workspace_box(ws)
+        workspace_box.draw(ws)
         if kernels.LIBRARY and not ss[keys.PICKER].startswith(WS) and not files.on_disk(ss[keys.PICKER]):
-            with st.expander("About this kernel", expanded=False):
-                st.markdown(kernels.get(ss[keys.PICKER]).note)
+            about = st.expander("About this kernel", on_change="rerun")     # drawn when open
+            if about.open:
+                about.markdown(kernels.get(ss[keys.PICKER]).note)
         viewport = stage_panel.viewport_width()        # how many panels open by default
     return clicked, viewport
 
@@ -280,13 +257,15 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
                            file_name=f"{fname[:-3]}-{kernel.target.replace(':', '_')}.zip",
                            mime="application/zip")
     n_compiles = len(records.session_ids())
-    with a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "
-                    "this session", width="stretch"):
-        st.table(tables.arrow([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
-                                "target": i.target, "options": i.options,
-                                "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
-                               for i in reversed(infos[-15:])]), hide_index=True)
-        st.caption("Pick any two on the Compare page.")
+    history = a3.popover(f"History {n_compiles}", help=f"{n_compiles} compile{'' if n_compiles == 1 else 's'} "
+                         "this session", width="stretch", on_change="rerun")      # drawn when open
+    if history.open:
+        with history:
+            st.table(tables.arrow([{"when": time.strftime("%H:%M:%S", time.localtime(i.when)), "kernel": i.kernel,
+                                    "target": i.target, "options": i.options,
+                                    "launch 1": diff.Figures.from_json(i.figures).short() if i.figures else ""}
+                                   for i in reversed(infos[-15:])]), hide_index=True)
+            st.caption("Pick any two on the Compare page.")
     return kernel, stage_col, follow_col
 
 

@@ -217,6 +217,9 @@ def test_workspace_actions_in_the_app(workspace_dir):
     app.selectbox(key="picker").set_value("my_kernel").run()
     assert app.selectbox(key="picker").value == "ws:my_kernel.py"
     assert (workspace_dir / "my_kernel.py").is_file()
+    assert not app.get("text_input") or all(t.key != "ws-name-my_kernel.py" for t in app.text_input)
+    app.session_state["ws-box"] = True           # the Workspace box opened: its body is drawn only then
+    app.run()
     app.text_input(key="ws-name-my_kernel.py").input("../evil").run()
     app.button(key="ws-rename").click().run()
     assert app.error and "not a plain file name" in app.error[0].value
