@@ -20,8 +20,6 @@ def draw(ws) -> None:
     current_file = files.file_of(ss[keys.PICKER])
     if current_file and not ss[keys.PICKER].startswith(WS):
         st.caption(f"Showing your copy **{current_file}** (workspace); the library kernel is unchanged.")
-    if current_file and ss.get(keys.WS_MESSAGE):      # a rename's or a copy's message: the box opens
-        ss[keys.WS_BOX] = True
     box = st.expander("Workspace", key=keys.WS_BOX, on_change="rerun")
     if box.open:
         with box:
