@@ -83,7 +83,9 @@ def test_refresh_reopens_the_edited_kernel(page):
     open_editor(page)
     expect(page.locator(".tl-editor .cm-content")).to_be_visible(timeout=30_000)
     assert editor_text(page) == VECTOR_ADD
-    expect(page.locator('[data-testid="stSidebar"]')).to_contain_text("vector_add.py")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    sidebar.get_by_text("Workspace", exact=True).click()        # its file list is drawn when it opens
+    expect(sidebar).to_contain_text("vector_add.py", timeout=30_000)
 
 
 def test_export_zip_download(page):
