@@ -240,41 +240,32 @@ def render_output(output: str) -> None:
             st.code(output, language=None)
 
 
-INSIGHT_TABS = ("Why", "Memory operations", "Programs & threads", "Registers & occupancy", "Stage summary")
-
-
 def render_insight(insight, kernel: KernelResult, source_lines: list[str], follow_key: str | None = None,
                    mapped: list[int] | None = None) -> None:
     """Below the panels: why (remarks by line), memory operations, registers and occupancy,
     stage counts. `follow_key`: the followed-line selectbox, set when a remark's row is clicked.
 
-    Only the open tab is drawn (a switch reruns the page): a class's Compile clicks each drew all
-    five, a fifth of the server's CPU for a click (benchmarks/page_cost.py). The tabs are one
-    widget while their labels stay the same (Streamlit names it by labels and default); when the
-    Why label counts otherwise after a compile, the new one opens the tab that was open."""
+    Every tab is drawn on every run. Tabs drawn only while open (`on_change="rerun"`) cut a
+    Compile's page run by a fifth, but the editor box then folded again, at times, when opened
+    right after a compile (tests/browser/test_browser_diff.py failed 1 run in 2)."""
     if insight.cut:
         st.warning(insight.cut, icon=":material/timer_off:")
     n = len(insight.remarks)
-    labels = (f"Why ({n})" if n else "Why", *INSIGHT_TABS[1:])
-    seen = st.session_state.get(keys.INSIGHT_SEEN)          # (labels, default, the open tab's name)
-    default = seen[1] if seen and seen[0] == labels else (labels[INSIGHT_TABS.index(seen[2])] if seen else None)
-    tabs = st.tabs(labels, default=default, key=keys.INSIGHT_TABS, on_change="rerun")
-    shown = next(i for i, tab in enumerate(tabs) if tab.open)
-    st.session_state[keys.INSIGHT_SEEN] = (labels, default, INSIGHT_TABS[shown])
-    with tabs[shown]:
-        if shown == 0:
-            _why(insight, source_lines, follow_key, mapped or [])
-        elif shown == 1:
-            _memory_table(insight, source_lines)
-        elif shown == 2:
-            _thread_map(insight, source_lines)
-        elif shown == 3:
-            _resources(insight, kernel)
-        else:
-            rows = [{"stage": name, "lines": s.lines, "instructions": s.instructions,
-                     "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
-                    for name, s in insight.summaries.items()]
-            st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
+    why, mem, threads, regs, summary = st.tabs([f"Why ({n})" if n else "Why", "Memory operations",
+                                                "Programs & threads", "Registers & occupancy", "Stage summary"])
+    with why:
+        _why(insight, source_lines, follow_key, mapped or [])
+    with mem:
+        _memory_table(insight, source_lines)
+    with threads:
+        _thread_map(insight, source_lines)
+    with regs:
+        _resources(insight, kernel)
+    with summary:
+        rows = [{"stage": name, "lines": s.lines, "instructions": s.instructions,
+                 "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
+                for name, s in insight.summaries.items()]
+        st.dataframe(tables.arrow(rows), hide_index=True, width="stretch")
 
 
 _WHY_ICON = {"warning": "⚠", "remark": "✎", "note": "✎", "info": "·"}

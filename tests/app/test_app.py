@@ -84,30 +84,12 @@ def test_follow_python_line_highlights_ptx(at):
     assert any("ld.global.v4.b32" in line for line in selected(panels(at)["ptx"], load_line))
 
 
-def test_only_the_open_insight_tab_is_drawn_and_a_compile_keeps_it_open(at):
-    """Below the panels only the open tab is drawn (a switch reruns the page): Why by default,
-    so a Compile's run draws no memory table or register figures; the tab the user opened
-    stays open through the next compile, whose Why label may count otherwise."""
-    from app.state import keys
-    tabs = [t.label for t in at.tabs]
-    assert tabs[0].startswith("Why") and "Memory operations" in tabs and "Registers & occupancy" in tabs
-    assert not at.dataframe and not any(m.label == "registers / thread" for m in at.metric)
-    at.session_state[keys.INSIGHT_TABS] = "Memory operations"     # the browser's click on the tab
-    at.run()
-    mem = at.dataframe[0].value
+def test_insight_tabs_show_memory_ops_and_registers(at):
+    tables = [d.value for d in at.dataframe]
+    mem = tables[0]
     assert {"Python line", "instruction", "width", "why not wider"} <= set(mem.columns)
     assert "ld.global" in set(mem["instruction"]) or any("ld.global" in i for i in mem["instruction"])
-    assert not any(m.label == "registers / thread" for m in at.metric)
-    at.session_state[keys.INSIGHT_TABS] = "Registers & occupancy"
-    at.run()
-    assert not at.dataframe
     assert any(m.label == "registers / thread" and int(m.value) > 0 for m in at.metric)
-    at.button(key="compile").click().run()
-    assert any(m.label == "registers / thread" and int(m.value) > 0 for m in at.metric)
-    assert at.session_state[keys.INSIGHT_SEEN][2] == "Registers & occupancy"
-    at.session_state[keys.INSIGHT_TABS] = at.tabs[0].label
-    at.run()
-    assert not any(m.label == "registers / thread" for m in at.metric)
 
 
 def test_two_panels_by_default_in_a_narrow_window():
