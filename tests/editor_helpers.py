@@ -48,7 +48,15 @@ def open_editor(page, timeout_s: float = 120) -> None:
     box = page.locator(".st-key-tlens-editor")
     content = page.locator(f"{EDITOR} .cm-content").first
     deadline = time.monotonic() + timeout_s
-    while not content.is_visible():
+
+    def ready() -> bool:
+        # a box that has just folded (a kernel's first compile folds it) still shows the editor
+        # while it animates: visible, but about to go; the box's own state says it is folded
+        if box.count() and box.locator("details[open]").count() == 0:
+            return False
+        return content.is_visible()
+
+    while not ready():
         assert time.monotonic() < deadline, "the code editor did not appear"
         summary = box.locator("summary").first
         if box.count() and summary.is_visible() and box.locator("details[open]").count() == 0:
