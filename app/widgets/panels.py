@@ -246,8 +246,9 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str], follo
     stage counts. `follow_key`: the followed-line selectbox, set when a remark's row is clicked.
 
     Every tab is drawn on every run. Tabs drawn only while open (`on_change="rerun"`) cut a
-    Compile's page run by a fifth, but the editor box then folded again, at times, when opened
-    right after a compile (tests/browser/test_browser_diff.py failed 1 run in 2)."""
+    Compile's page run by a fifth, but the editor box, opened right after a compile, then folded
+    again at times (tests/browser/test_browser_diff.py: 1 run in about 10 once its helper waited
+    for the box itself; docs/06-serving-a-class.md)."""
     if insight.cut:
         st.warning(insight.cut, icon=":material/timer_off:")
     n = len(insight.remarks)
