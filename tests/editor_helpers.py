@@ -51,8 +51,9 @@ def open_editor(page, timeout_s: float = 120) -> None:
 
     def ready() -> bool:
         # a box that has just folded (a kernel's first compile folds it) still shows the editor
-        # while it animates: visible, but about to go; the box's own state says it is folded
-        if box.count() and box.locator("details[open]").count() == 0:
+        # while it animates, for most of a second: `details` keeps its `open` attribute until the
+        # animation ends, but its content is `inert` from the start (a click there is lost)
+        if box.count() and box.locator('details[open] > [data-testid="stExpanderDetails"]:not([inert])').count() == 0:
             return False
         return content.is_visible()
 
