@@ -39,6 +39,7 @@ LAUNCH = "launch"                 # which launch of example() is shown
 FOLLOW = "follow"                 # the followed Python line
 HEAT = "heat"                     # "Measured heat" toggle
 REGS = "live-regs"                # "Live registers" toggle (bars in the Python panel)
+INSIGHT = "insight"               # the section shown below the panels (Why, Memory operations, ...)
 WHY_LINK = "why-"                 # + n: the Why list's n-th entry (a link that follows its line)
 COMPILE = "compile"               # the Compile button
 COMPILE_PRESENT = "compile-present"   # Compile on the present bar
@@ -46,7 +47,7 @@ COMPARE_PREVIOUS = "compare-previous"
 EXPORT = "export"
 EDITOR_BOX = "tlens-editor"       # the editor's expander (open/folded); presentation CSS hides it
 EXPLORER_KEPT = (PICKER, SOURCE, TARGET, TRITON, NUM_WARPS, NUM_STAGES, CONSTEXPRS, SIGNATURE, TIMEOUT, LAUNCH,
-                 FOLLOW)
+                 FOLLOW, INSIGHT)
 
 # ---- the explorer: the kernel file and the compile (values) ------------------------------------
 EDITING = "editing"               # the picker entry whose text the editor holds

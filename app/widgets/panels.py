@@ -240,29 +240,36 @@ def render_output(output: str) -> None:
             st.code(output, language=None)
 
 
+INSIGHTS = ("Why", "Memory operations", "Programs & threads", "Registers & occupancy", "Stage summary")
+
+
 def render_insight(insight, kernel: KernelResult, source_lines: list[str], follow_key: str | None = None,
                    mapped: list[int] | None = None) -> None:
-    """Below the panels: why (remarks by line), memory operations, registers and occupancy,
-    stage counts. `follow_key`: the followed-line selectbox, set when a remark's row is clicked.
+    """Below the panels: why (remarks by line), memory operations, programs and threads,
+    registers and occupancy, stage counts. `follow_key`: the followed-line selectbox, set when a
+    remark's row is clicked.
 
-    Every tab is drawn on every run. Tabs drawn only while open (`on_change="rerun"`) cut a
-    Compile's page run by a fifth, but the editor box, opened right after a compile, then folded
-    again at times (tests/browser/test_browser_diff.py: 1 run in about 10 once its helper waited
-    for the box itself; docs/06-serving-a-class.md)."""
+    One section at a time, picked on a bar (keys.INSIGHT): only it is drawn. All five drawn on
+    every run, as tabs, were 28 of a Compile's 89 messages and a sixth of the server's CPU for it
+    (docs/06-serving-a-class.md). A keyed segmented control, not tabs drawn only while open
+    (`st.tabs(on_change="rerun")`): that widget is named by its labels, and Why's count changes
+    with the kernel."""
     if insight.cut:
         st.warning(insight.cut, icon=":material/timer_off:")
     n = len(insight.remarks)
-    why, mem, threads, regs, summary = st.tabs([f"Why ({n})" if n else "Why", "Memory operations",
-                                                "Programs & threads", "Registers & occupancy", "Stage summary"])
-    with why:
+    if st.session_state.get(keys.INSIGHT) not in INSIGHTS:
+        st.session_state[keys.INSIGHT] = INSIGHTS[0]
+    shown = st.segmented_control("Show", INSIGHTS, key=keys.INSIGHT, required=True, label_visibility="collapsed",
+                                 format_func=lambda s: f"{s} ({n})" if s == INSIGHTS[0] and n else s)
+    if shown == INSIGHTS[0]:
         _why(insight, source_lines, follow_key, mapped or [])
-    with mem:
+    elif shown == INSIGHTS[1]:
         _memory_table(insight, source_lines)
-    with threads:
+    elif shown == INSIGHTS[2]:
         _thread_map(insight, source_lines)
-    with regs:
+    elif shown == INSIGHTS[3]:
         _resources(insight, kernel)
-    with summary:
+    else:
         rows = [{"stage": name, "lines": s.lines, "instructions": s.instructions,
                  "most common": ", ".join(f"{op} ×{n}" for op, n in list(s.mix.items())[:8])}
                 for name, s in insight.summaries.items()]

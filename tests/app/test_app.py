@@ -84,12 +84,19 @@ def test_follow_python_line_highlights_ptx(at):
     assert any("ld.global.v4.b32" in line for line in selected(panels(at)["ptx"], load_line))
 
 
-def test_insight_tabs_show_memory_ops_and_registers(at):
+def test_insight_sections_show_memory_ops_and_registers(at):
+    """One section below the panels at a time, picked on its bar: only that one is drawn."""
+    bar = at.segmented_control(key="insight")
+    assert bar.value == "Why" and not at.metric               # the Why list by default, nothing else drawn
+    bar.set_value("Memory operations").run()
     tables = [d.value for d in at.dataframe]
     mem = tables[0]
     assert {"Python line", "instruction", "width", "why not wider"} <= set(mem.columns)
     assert "ld.global" in set(mem["instruction"]) or any("ld.global" in i for i in mem["instruction"])
+    at.segmented_control(key="insight").set_value("Registers & occupancy").run()
     assert any(m.label == "registers / thread" and int(m.value) > 0 for m in at.metric)
+    assert not at.dataframe                                   # the memory table is gone with its section
+    at.segmented_control(key="insight").set_value("Why").run()      # as the module's later tests expect
 
 
 def test_two_panels_by_default_in_a_narrow_window():

@@ -51,7 +51,7 @@ def test_open_an_inductor_kernel_from_the_h100_cache(page):
     selected = ptx.locator(".l.sel")
     expect(selected.first).to_be_visible(timeout=10_000)
     assert "evict_last" in " ".join(selected.all_inner_texts())
-    page.get_by_role("tab", name="Registers & occupancy").click()   # only the open tab is drawn
+    page.get_by_role("radio", name="Registers & occupancy").click()   # only the chosen section is drawn
     expect(page.get_by_text("registers / thread")).to_be_attached(timeout=30_000)
     _shot(page, "inductor_kernel")
 

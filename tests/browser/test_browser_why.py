@@ -20,7 +20,7 @@ def test_why_list_follows_and_register_bars_draw(browser, server):
     expect(py).to_be_visible(timeout=180_000)
     expect(py.locator(f'.l.why[data-line="{LOOP}"]')).to_be_attached(timeout=60_000)     # the gutter mark
     assert "loop pipelined" in py.locator(f'.l.why[data-line="{LOOP}"]').get_attribute("data-why")
-    page.get_by_role("tab", name=re.compile(r"^Why")).click()
+    page.get_by_role("radio", name=re.compile(r"^Why")).click()
     link = page.get_by_role("button", name=re.compile(rf"line {LOOP} · pipeline .*loop pipelined"))
     expect(link).to_be_visible(timeout=30_000)
     link.click()
@@ -35,7 +35,7 @@ def test_why_list_follows_and_register_bars_draw(browser, server):
     expect(page.get_by_text(re.compile(r"holds the most live registers"))).to_be_visible()
     bar = bars.first.evaluate("e => getComputedStyle(e, '::after').width")
     assert float(bar.rstrip("px")) > 0                                   # drawn, not only tagged
-    page.get_by_role("tab", name=re.compile(r"^Why")).scroll_into_view_if_needed()
+    page.get_by_role("radio", name=re.compile(r"^Why")).scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "why_and_registers.png"))
 
 
