@@ -141,13 +141,17 @@ def timings(raw: bytes) -> dict[str, float]:
     return {name: float(v) for name, v in PART_RE.findall(text)}
 
 
-def _rerun(query: str, button_id: str | None = None) -> bytes:
+def _rerun(query: str, button: tuple[str, str] | None = None) -> bytes:
+    """A rerun as the browser asks for it; `button`: (widget id, fragment id) of a button
+    clicked (a button in a fragment reruns that fragment alone)."""
     msg = BackMsg()
     msg.rerun_script.query_string = query
-    if button_id:
+    if button:
         w = msg.rerun_script.widget_states.widgets.add()
-        w.id = button_id
+        w.id = button[0]
         w.trigger_value = True
+        if button[1]:
+            msg.rerun_script.fragment_id = button[1]
     return msg.SerializeToString()
 
 
@@ -185,8 +189,8 @@ async def session_ws(url: str, root: Path, kind: str, i: int, timeout_s: float, 
     return out
 
 
-async def _until_finished(ws, limit: float) -> str | None:
-    """Reads the page's run to its end; the Compile button's widget id."""
+async def _until_finished(ws, limit: float) -> tuple[str, str] | None:
+    """Reads the page's run to its end; the Compile button's (widget id, fragment id)."""
     button, deadline = None, time.perf_counter() + limit
     while True:
         fwd = ForwardMsg.FromString(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.perf_counter())))
@@ -196,7 +200,7 @@ async def _until_finished(ws, limit: float) -> str | None:
         if what == "delta" and fwd.delta.WhichOneof("type") == "new_element":
             el = fwd.delta.new_element
             if el.WhichOneof("type") == "button" and el.button.label == "Compile":
-                button = el.button.id
+                button = el.button.id, fwd.delta.fragment_id
 
 
 async def _read_click(ws, out: dict, t0: float, limit: float, root: Path, token: str) -> None:

@@ -9,10 +9,17 @@ panels, a new history record). Per click: the process's CPU time for the page ru
 itself runs in the worker, another process, and is not counted). The first click is left out
 (imports). Medians.
 
-    .venv/bin/python benchmarks/page_cost.py --before 344144c [--clicks 40]
+    .venv/bin/python benchmarks/page_cost.py --before 344144c [--clicks 40] [--browser]
 
 The tree at `--before` is checked out into a temporary git worktree and measured in a process of
 its own with that tree first on the import path; then this working tree, the same way.
+
+`--browser`: what AppTest cannot show (it reruns the whole script; a fragment's rerun, the
+messages sent and the event loop's share are not in it). A real server (`streamlit run`, a
+class server: TLENS_CLASS=1) per tree and headless Chromium pressing Compile `--clicks` times on
+the library's vector add, each click's result from the result cache (the page's own work: the
+worker does nothing); per click, the server process's CPU (all its threads) from the press until
+the page is idle again. Medians of 3 rounds, the trees taking turns.
 """
 from __future__ import annotations
 
@@ -25,6 +32,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from inspectors.base import proctree
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,6 +60,47 @@ def measure(clicks: int) -> list[float]:
     return out[1:]
 
 
+def browser_round(tree: Path, clicks: int) -> float:
+    """Milliseconds of the server's CPU per Compile click, Chromium pressing it (see --browser)."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from tests_helpers import load  # (benchmarks/tests_helpers.py)
+    browser_helpers = load("browser")
+    work = Path(tempfile.mkdtemp(prefix="tlens-page-cost-"))
+    port = browser_helpers.free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(tree / "app" / "main.py"), "--server.port", str(port),
+         "--server.headless", "true"], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(tree), "TLENS_CLASS": "1", "TLENS_WORKSPACE_DIR": str(work / "ws"),
+             "TLENS_TRITON_CACHE_DIR": str(work / "cache" / "triton")}, start_new_session=True)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=browser_helpers.CHROMIUM)
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for _ in range(120):
+                try:
+                    page.goto(f"http://127.0.0.1:{port}/?kernel=vector_add&target=cuda%3A90&run=1")
+                    break
+                except Exception:  # noqa: BLE001 - the server is still starting
+                    time.sleep(0.5)
+            expect(page.locator('.tlens-panel[data-stage="ptx"]')).to_be_visible(timeout=180_000)
+            button = page.get_by_role("button", name="Compile", exact=True)
+
+            def press() -> None:
+                button.click()
+                time.sleep(0.15)
+                page.locator('[data-test-script-state="notRunning"]').wait_for(state="attached", timeout=120_000)
+            for _ in range(3):
+                press()
+            time.sleep(1.0)
+            c0 = proctree.cpu_seconds(server.pid)
+            for _ in range(clicks):
+                press()
+            return (proctree.cpu_seconds(server.pid) - c0) * 1000 / clicks
+    finally:
+        os.killpg(server.pid, 9)
+
+
 def run_tree(tree: Path, clicks: int) -> list[float]:
     work = Path(tempfile.mkdtemp(prefix="tlens-page-cost-"))
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{ROOT / 'benchmarks'}",
@@ -66,8 +116,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", help="the commit to compare with")
     ap.add_argument("--clicks", type=int, default=40)
+    ap.add_argument("--browser", action="store_true", help="Chromium pressing Compile on a real server")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)   # the child: this tree, JSON out
     args = ap.parse_args()
+    if args.browser:
+        return browser_main(args)
     if args.measure:
         print(json.dumps(measure(args.clicks)))
         return 0
@@ -87,6 +140,33 @@ def main() -> int:
         print(f"{name:28} {statistics.median(ms):11.1f} ms {sorted(ms)[int(0.9 * (len(ms) - 1))]:5.1f} ms")
     if len(rows) == 2:
         print(f"{'after / before':28} {statistics.median(rows[1][1]) / statistics.median(rows[0][1]):14.2f}")
+    return 0
+
+
+def browser_main(args) -> int:
+    trees = [("after (this tree)", ROOT)]
+    base = None
+    if args.before:
+        base = Path(tempfile.mkdtemp(prefix="tlens-before-"))
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.before], cwd=ROOT, check=True)
+        trees.insert(0, (f"before ({args.before})", base))
+    try:
+        rounds: dict[str, list[float]] = {name: [] for name, _ in trees}
+        for _ in range(3):
+            for name, tree in trees:
+                rounds[name].append(browser_round(tree, args.clicks))
+    finally:
+        if base is not None:
+            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
+    print(f"page_cost --browser: Compile pressed in Chromium on a class server, vector add from the result cache "
+          f"(the server's CPU per click, all its threads; {args.clicks} clicks a round, 3 rounds; "
+          f"{len(os.sched_getaffinity(0))} cores)")
+    print(f"{'':28} {'CPU / Compile':>14}   rounds")
+    for name, ms in rounds.items():
+        print(f"{name:28} {statistics.median(ms):11.1f} ms   {', '.join(f'{m:.1f}' for m in ms)}")
+    if len(rounds) == 2:
+        a, b = (statistics.median(v) for v in rounds.values())
+        print(f"{'after / before':28} {b / a:14.2f}")
     return 0
 
 

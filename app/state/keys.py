@@ -46,8 +46,8 @@ COMPILE_PRESENT = "compile-present"   # Compile on the present bar
 COMPARE_PREVIOUS = "compare-previous"
 EXPORT = "export"
 EDITOR_BOX = "tlens-editor"       # the editor's expander (open/folded); presentation CSS hides it
-EXPLORER_KEPT = (PICKER, SOURCE, TARGET, TRITON, NUM_WARPS, NUM_STAGES, CONSTEXPRS, SIGNATURE, TIMEOUT, LAUNCH,
-                 FOLLOW, INSIGHT)
+SIDEBAR_KEPT = (PICKER, SOURCE, TARGET, TRITON, NUM_WARPS, NUM_STAGES, CONSTEXPRS, SIGNATURE, TIMEOUT)
+EXPLORER_KEPT = (*SIDEBAR_KEPT, LAUNCH, FOLLOW, INSIGHT)
 
 # ---- the explorer: the kernel file and the compile (values) ------------------------------------
 EDITING = "editing"               # the picker entry whose text the editor holds
@@ -65,6 +65,8 @@ EDITOR_REOPEN = "_editor_reopen"
 EDITOR_FOLDED_FOR = "_editor_folded_for"
 LAST_COMPILE_S = "last_compile_s"
 LAST_COMPILE = "last_compile"     # this click's part of the last compile: {key, hit, page_s} (services.compile_kernel)
+FULL_RUN = "_full_run"            # this run is the whole page's, not the explorer's main_area fragment alone
+PAGE_SHOWS = "_page_shows"        # what the explorer outside its main_area fragment was drawn with
 RUN_STARTED = "run_started"       # when this run of the page started (app/main.py): a compile's "page" time
 WS_BOX = "ws-box"                 # the sidebar's Workspace expander (its body drawn only when open)
 WS_RENAME, WS_DUPLICATE, WS_DELETE, WS_UNDO = "ws-rename", "ws-duplicate", "ws-delete", "ws-undo"

@@ -1,10 +1,10 @@
 """The explorer page: compile a Triton kernel without a GPU and see every stage side by side.
 
-Top to bottom: sidebar (kernel, target, options, Compile; the workspace file's actions),
-the editor (folded to one line after a kernel's first compile, so that the panels are on
-the first screen at 1280×720), one bar (launch, stages, followed line, compare, export,
+Top to bottom: sidebar (kernel, target, options; the workspace file's actions), Compile
+beside the editor's box (folded to one line after a kernel's first compile, so that the panels
+are on the first screen at 1280×720), one bar (launch, stages, followed line, compare, export,
 history), two or three stage panels down to the bottom of the screen, and what they mean
-(memory operations, programs and threads, registers and occupancy). Presentation mode
+(why, memory operations, programs and threads, registers and occupancy: one at a time). Presentation mode
 (app/widgets/present.py, `?present=1`) folds the sidebar and the editor into one bar and gives two
 panels the screen. The page state lives in the URL (see app/state/urlstate.py), so a link
 reproduces it.
@@ -13,10 +13,12 @@ Kernels are files (app/state/kernel_files.py): workspace files are saved as they
 and compiled, an edited library kernel is a workspace copy.
 
 One run, top to bottom (`explorer()` at the end of the file): widget values back
-(`restore_widgets`), the link applied once (`apply_link`), the sidebar (`sidebar`), the editor's
-box (`editor_box`), the compile (`compile_if_asked`), the editor, the results (`show_results`),
-the URL and the kept values written (`finish_run`); a file opened from disk (`tlens app FILE.py`)
-is then watched (`watch_disk`, a fragment that recompiles it when it is saved).
+(`restore_widgets`), the link applied once (`apply_link`), the sidebar (`sidebar`), then the
+main area (`main_area`, a fragment: Compile, a keystroke and the results' widgets rerun it
+alone): the Compile button and the editor's box (`editor_box`), the compile
+(`compile_if_asked`), the editor, the results (`show_results`), the URL and the kept values
+written (`finish_run`); a file opened from disk (`tlens app FILE.py`) is then watched
+(`watch_disk`, a fragment that recompiles it when it is saved).
 """
 from __future__ import annotations
 
@@ -120,8 +122,8 @@ def _options(settings, engine) -> None:
                         help="Set by the class server (TLENS_COMPILE_TIMEOUT)" if settings.class_mode else None)
 
 
-def sidebar(settings, engine, ws, entries: list[str]) -> tuple[bool, int | None]:
-    """What to compile and how. (Compile clicked, the browser's width in px.)"""
+def sidebar(settings, engine, ws, entries: list[str]) -> None:
+    """What to compile and how (Compile is beside the editor's box: main_area)."""
     with st.sidebar:
         st.title("Triton Lens")
         st.caption("See what the Triton compiler does with a kernel — no GPU needed to compile.")
@@ -130,17 +132,15 @@ def sidebar(settings, engine, ws, entries: list[str]) -> tuple[bool, int | None]
         if keys.SOURCE not in ss:
             files.open_entry(ss[keys.PICKER], set_picker=False)
         _options(settings, engine)
-        clicked = st.button("Compile", type="primary", key=keys.COMPILE, width="stretch")
         workspace_box.draw(ws)
         if kernels.LIBRARY and not ss[keys.PICKER].startswith(WS) and not files.on_disk(ss[keys.PICKER]):
             about = st.expander("About this kernel", on_change="rerun")     # drawn when open
             if about.open:
                 about.markdown(kernels.get(ss[keys.PICKER]).note)
-        viewport = stage_panel.viewport_width()        # how many panels open by default
-    return clicked, viewport
+        stage_panel.viewport_width()        # the browser's width: how many panels open by default
 
 
-def editor_box(asked: bool, from_editor: bool, pending) -> st.delta_generator.DeltaGenerator:
+def editor_box(row, asked: bool, from_editor: bool, pending) -> st.delta_generator.DeltaGenerator:
     """The editor's box: an expander (one line when folded) that presentation mode hides. It
     folds on the first compile of each kernel (by Compile or a link; a first compile by
     Ctrl-Enter, typed in the editor, leaves it open for good) and opens again if that compile
@@ -154,7 +154,7 @@ def editor_box(asked: bool, from_editor: bool, pending) -> st.delta_generator.De
         if not from_editor:          # Ctrl-Enter: the user is typing there; it stays open from now on
             ss[keys.EDITOR_BOX] = False
     ss.setdefault(keys.EDITOR_BOX, True)
-    with st.expander(f"✎ Kernel file · {files.filename()}", key=keys.EDITOR_BOX, on_change="rerun"):
+    with row.expander(f"✎ Kernel file · {files.filename()}", key=keys.EDITOR_BOX, on_change="rerun"):
         return st.container()
 
 
@@ -387,29 +387,60 @@ def explorer() -> None:
     ws = workspace.workspace()
     restore_widgets(settings)
     entries = files.entries()
-    pending = apply_link(entries)
-    clicked, viewport = sidebar(settings, engine, ws, entries)
+    apply_link(entries)
+    sidebar(settings, engine, ws, entries)
     present.apply()
+    ss[keys.PAGE_SHOWS] = _outside_main()
+    ss[keys.FULL_RUN] = True
+    main_area()
+    if files.on_disk(ss[keys.PICKER]):
+        with st.sidebar:
+            watch_disk()
+
+
+def _outside_main() -> tuple:
+    """What the page outside `main_area` shows: the picker's entry and entries, presentation mode."""
+    return ss[keys.PICKER], files.entries(), present.on()
+
+
+@st.fragment
+def main_area() -> None:
+    """Everything right of the sidebar, as a fragment: a Compile (its button is here, beside
+    the editor's box), a keystroke, or a widget of the results reruns only this, not the
+    sidebar (a Compile's server CPU 45 -> 26 ms in Chromium; docs/06-serving-a-class.md). A run
+    that changes what the page outside shows (a library kernel's first edit opens its workspace
+    copy; presentation mode on or off) reruns the whole page once it is done (not before: a
+    Ctrl-Enter that came with the edit is read by the editor drawn here)."""
+    stale = False
+    if not ss.pop(keys.FULL_RUN, False):         # a rerun of this alone: main.py did not run
+        stale = ss.get(keys.PAGE_SHOWS) != _outside_main()
+        ss[keys.RUN_STARTED] = time.perf_counter()
+        keep.restore(keys.SIDEBAR_KEPT)       # as restore_widgets does (a client that sent only its click)
+    settings = settings_mod.load()
+    pending = ss.get(keys.URL_PENDING)
     arch = targets.parse(ss[keys.TARGET]).label.split(" · ")[0]          # "sm_90"
     present_bar = panels.present_bar(f"**{files.filename()}** · {arch}") if present.on() else None
-    clicked = clicked or bool(present_bar and present_bar.compile) or bool(ss.pop(keys.DISK_COMPILE, False))
     # The message's slot is always there: an element that comes and goes above the editor would
     # move it, and a moved component is mounted afresh (the editor lost its cursor and scroll when
     # the first edit of a library kernel made the workspace copy and said so).
     message_slot = st.empty()
-    message = ss.pop(keys.WS_MESSAGE, None)
+    message = ss.get(keys.WS_MESSAGE) if stale else ss.pop(keys.WS_MESSAGE, None)   # stale: the next run's
     if message:
         getattr(message_slot, message[0])(message[1])
+    row = st.container(horizontal=True, gap="small")
+    clicked = present_bar.compile if present_bar else row.button(
+        "Compile", type="primary", key=keys.COMPILE, help="Compile the file for the target in the sidebar "
+        "(Ctrl/Cmd-Enter in the editor does the same)")
+    clicked = clicked or bool(ss.pop(keys.DISK_COMPILE, False))
     from_editor = code_editor.compile_requested(keys.SOURCE)     # Ctrl/Cmd-Enter
-    box = editor_box(clicked, from_editor, pending)
+    box = editor_box(row, clicked, from_editor, pending)
     compile_if_asked(clicked or from_editor, pending, settings)
     pending = ss.get(keys.URL_PENDING)
     draw_editor(box)
-    shown = show_results(ss.get(keys.RESULT), pending, present_bar, viewport)
+    shown = show_results(ss.get(keys.RESULT), pending, present_bar, ss.get(stage_panel.VIEWPORT))
     finish_run(shown)
-    if files.on_disk(ss[keys.PICKER]):
-        with st.sidebar:
-            watch_disk()
+    if stale or ss.get(keys.PAGE_SHOWS) != _outside_main():
+        st.rerun(scope="app")
 
 
 @st.fragment(run_every=1.5)
