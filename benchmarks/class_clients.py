@@ -141,9 +141,9 @@ def timings(raw: bytes) -> dict[str, float]:
     return {name: float(v) for name, v in PART_RE.findall(text)}
 
 
-def _rerun(query: str, button: tuple[str, str] | None = None) -> bytes:
-    """A rerun as the browser asks for it; `button`: (widget id, fragment id) of a button
-    clicked (a button in a fragment reruns that fragment alone)."""
+def _rerun(query: str, button: tuple[str, str, str] | None = None) -> bytes:
+    """A rerun as the browser asks for it; `button`: (widget id, fragment id, page script hash)
+    of a button clicked (a button in a fragment reruns that fragment alone, on its page)."""
     msg = BackMsg()
     msg.rerun_script.query_string = query
     if button:
@@ -152,6 +152,7 @@ def _rerun(query: str, button: tuple[str, str] | None = None) -> bytes:
         w.trigger_value = True
         if button[1]:
             msg.rerun_script.fragment_id = button[1]
+        msg.rerun_script.page_script_hash = button[2]
     return msg.SerializeToString()
 
 
@@ -189,8 +190,8 @@ async def session_ws(url: str, root: Path, kind: str, i: int, timeout_s: float, 
     return out
 
 
-async def _until_finished(ws, limit: float) -> tuple[str, str] | None:
-    """Reads the page's run to its end; the Compile button's (widget id, fragment id)."""
+async def _until_finished(ws, limit: float) -> tuple[str, str, str] | None:
+    """Reads the page's run to its end; the Compile button's (widget id, fragment id, page)."""
     button, deadline = None, time.perf_counter() + limit
     while True:
         fwd = ForwardMsg.FromString(await asyncio.wait_for(ws.recv(), max(0.01, deadline - time.perf_counter())))
@@ -200,7 +201,7 @@ async def _until_finished(ws, limit: float) -> tuple[str, str] | None:
         if what == "delta" and fwd.delta.WhichOneof("type") == "new_element":
             el = fwd.delta.new_element
             if el.WhichOneof("type") == "button" and el.button.label == "Compile":
-                button = el.button.id, fwd.delta.fragment_id
+                button = el.button.id, fwd.delta.fragment_id, fwd.metadata.active_script_hash
 
 
 async def _read_click(ws, out: dict, t0: float, limit: float, root: Path, token: str) -> None:
