@@ -33,7 +33,7 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import panels, present, profile_view, tables, workspace_box
+from app.widgets import compile_options, panels, present, profile_view, tables, workspace_box
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -42,16 +42,7 @@ from inspectors.base import targets
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 import kernels
 
-# "default" (the launcher's own), not None: a keyed selectbox set to None is drawn "Choose an option"
-DEFAULT = "default"
-WARPS = [DEFAULT, 1, 2, 4, 8, 16, 32]
-STAGE_COUNTS = [DEFAULT, 1, 2, 3, 4, 5]
 ss = st.session_state
-
-
-def chosen(value):
-    """A num_warps/num_stages selectbox's value as the compile takes it: None for the launcher's own."""
-    return None if value in (DEFAULT, None) else value
 
 
 def restore_widgets(settings) -> None:
@@ -70,7 +61,7 @@ def apply_link(entries: list[str]) -> urlstate.UrlState | None:
     if keys.URL_APPLIED not in ss:
         ss[keys.URL_APPLIED] = True
         url = urlstate.parse(st.query_params.to_dict(), [e for e in entries if e != NEW_KERNEL], list(targets.KNOWN),
-                             WARPS, STAGE_COUNTS)
+                             compile_options.WARPS, compile_options.STAGE_COUNTS)
         if url.kernel:
             files.open_entry(url.kernel)
         if url.present:
@@ -88,40 +79,6 @@ def apply_link(entries: list[str]) -> urlstate.UrlState | None:
     return pending
 
 
-def _options(settings, engine) -> None:
-    """Target, Triton version, num_warps/num_stages, constexprs, signature and time limit."""
-    target_keys = list(targets.KNOWN)
-    if keys.TARGET not in ss:
-        ss[keys.TARGET] = settings.default_target if settings.default_target in target_keys else target_keys[0]
-    versions = services.triton_versions()
-    if len(versions) > 1:      # extra versions set up (README, "Several Triton versions"): side by side,
-        t_col, v_col = st.columns([3, 2], gap="small")    # so that Compile stays on the first screen
-        t_col.selectbox("Target GPU", target_keys, key=keys.TARGET, format_func=lambda k: targets.parse(k).label)
-        if ss.get(keys.TRITON) not in versions:
-            ss[keys.TRITON] = engine.triton_version or versions[-1]
-        v_col.selectbox("Triton", versions, key=keys.TRITON,
-                        help=f"Which Triton version compiles the kernel, each in its own compile worker; "
-                             f"{engine.triton_version} is this server's own.")
-    else:
-        st.selectbox("Target GPU", target_keys, key=keys.TARGET, format_func=lambda k: targets.parse(k).label)
-    # side by side and the rare options folded: Compile stays on the first screen at 1280×720
-    w_col, s_col = st.columns(2, gap="small")
-    w_col.selectbox("num_warps", WARPS, key=keys.NUM_WARPS, help="default: as the launcher says", format_func=str)
-    s_col.selectbox("num_stages", STAGE_COUNTS, key=keys.NUM_STAGES, help="default: as the launcher says",
-                    format_func=str)
-    st.text_input("constexpr overrides", key=keys.CONSTEXPRS, placeholder="BLOCK_SIZE=512, ACTIVATION=relu",
-                  help="Replace constexpr values of every launch, e.g. BLOCK_SIZE=512.")
-    with st.expander("Signature, time limit", expanded=bool(ss.get(keys.SIGNATURE))):
-        st.text_input("signature (files without example())", key=keys.SIGNATURE,
-                      placeholder="*fp32:16, *fp32:16, *fp32:16, i32:16, 1024",
-                      help="Positional types as in Triton's AOT compiler: ':16' marks divisible by 16 / "
-                           "16-byte aligned, a number is a constexpr value. Leave empty to run example().")
-        if settings.class_mode:   # the server's limit (the engine holds every job to it)
-            ss[keys.TIMEOUT] = int(settings.compile_timeout_s)
-        st.number_input("time limit (s)", min_value=5, max_value=600, key=keys.TIMEOUT, disabled=settings.class_mode,
-                        help="Set by the class server (TLENS_COMPILE_TIMEOUT)" if settings.class_mode else None)
-
-
 def sidebar(settings, engine, ws, entries: list[str]) -> None:
     """What to compile and how (Compile is beside the editor's box: main_area)."""
     with st.sidebar:
@@ -131,7 +88,7 @@ def sidebar(settings, engine, ws, entries: list[str]) -> None:
         st.selectbox("Kernel", entries, key=keys.PICKER, format_func=files.label, on_change=files.on_pick)
         if keys.SOURCE not in ss:
             files.open_entry(ss[keys.PICKER], set_picker=False)
-        _options(settings, engine)
+        compile_options.draw(settings, engine)
         workspace_box.draw(ws)
         if kernels.LIBRARY and not ss[keys.PICKER].startswith(WS) and not files.on_disk(ss[keys.PICKER]):
             about = st.expander("About this kernel", on_change="rerun")     # drawn when open
@@ -170,8 +127,8 @@ def compile_request(settings) -> CompileRequest | None:
         source=ss[keys.SOURCE],
         filename=files.filename(),
         target=ss[keys.TARGET],
-        num_warps=chosen(ss[keys.NUM_WARPS]),
-        num_stages=chosen(ss[keys.NUM_STAGES]),
+        num_warps=compile_options.chosen(ss[keys.NUM_WARPS]),
+        num_stages=compile_options.chosen(ss[keys.NUM_STAGES]),
         constexprs=constexprs,
         signature=ss[keys.SIGNATURE].strip() or None,
         max_output_bytes=settings.max_output_bytes,
@@ -373,7 +330,8 @@ def finish_run(shown: dict) -> None:
     refresh reopens the edits), the link's pending part done, the widgets' values kept."""
     copy = files.file_of(ss[keys.PICKER])
     url_state = {"kernel": WS + copy if copy else ss[keys.PICKER], "target": ss[keys.TARGET],
-                 "num_warps": chosen(ss[keys.NUM_WARPS]), "num_stages": chosen(ss[keys.NUM_STAGES]),
+                 "num_warps": compile_options.chosen(ss[keys.NUM_WARPS]),
+                 "num_stages": compile_options.chosen(ss[keys.NUM_STAGES]),
                  "constexprs": ss[keys.CONSTEXPRS].strip(), "signature": ss[keys.SIGNATURE].strip(),
                  **shown, "present": present.on()}
     st.query_params.from_dict(urlstate.encode(url_state))
