@@ -373,6 +373,7 @@ def main_area() -> None:
     if not ss.pop(keys.FULL_RUN, False):         # a rerun of this alone: main.py did not run
         stale = ss.get(keys.PAGE_SHOWS) != _outside_main()
         ss[keys.RUN_STARTED] = time.perf_counter()
+        services.prewarm_own(workspace.user())    # as main.py: a run counts as the student's activity
         keep.restore(keys.SIDEBAR_KEPT)       # as restore_widgets does (a client that sent only its click)
     settings = settings_mod.load()
     pending = ss.get(keys.URL_PENDING)
