@@ -28,6 +28,6 @@ PAGES = [
     st.Page("views/layouts.py", title="Layouts", icon=":material/grid_view:", url_path="layouts"),
     st.Page("views/lessons.py", title="Lessons", icon=":material/school:", url_path="lessons"),
 ]
-# the pages in the top bar: the sidebar keeps its height for the explorer's options and Compile
+# the pages in the top bar: the sidebar keeps its height for the explorer's options
 # (on the first screen at 1280×720); material icons draw without an emoji font (projectors, CI)
 st.navigation(PAGES, position="top").run()

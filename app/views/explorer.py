@@ -365,7 +365,7 @@ def _outside_main() -> tuple:
 def main_area() -> None:
     """Everything right of the sidebar, as a fragment: a Compile (its button is here, beside
     the editor's box), a keystroke, or a widget of the results reruns only this, not the
-    sidebar (a Compile's server CPU 45 -> 26 ms in Chromium; docs/06-serving-a-class.md). A run
+    sidebar (a Compile's server CPU 45 -> 27 ms in Chromium; docs/06-serving-a-class.md). A run
     that changes what the page outside shows (a library kernel's first edit opens its workspace
     copy; presentation mode on or off) reruns the whole page once it is done (not before: a
     Ctrl-Enter that came with the edit is read by the editor drawn here)."""
