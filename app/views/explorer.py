@@ -387,9 +387,9 @@ def main_area() -> None:
     if message:
         getattr(message_slot, message[0])(message[1])
     row = st.container(horizontal=True, gap="small")
-    clicked = present_bar.compile if present_bar else row.button(
-        "Compile", type="primary", key=keys.COMPILE, help="Compile the file for the target in the sidebar "
-        "(Ctrl/Cmd-Enter in the editor does the same)")
+    # no tooltip: it would cover the page's top bar after every click (the editor's header
+    # says Ctrl/Cmd-Enter compiles)
+    clicked = present_bar.compile if present_bar else row.button("Compile", type="primary", key=keys.COMPILE)
     clicked = clicked or bool(ss.pop(keys.DISK_COMPILE, False))
     from_editor = code_editor.compile_requested(keys.SOURCE)     # Ctrl/Cmd-Enter
     box = editor_box(row, clicked, from_editor, pending)
