@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 # `app` imports from anywhere: `make setup` installs the project (pip install -e .)
-from app.backend import services
+from app.backend import presence, services
 from app.state import keys, workspace
 from app.widgets import panels, present
 
@@ -30,4 +30,5 @@ PAGES = [
 ]
 # the pages in the top bar: the sidebar keeps its height for the explorer's options
 # (on the first screen at 1280×720); material icons draw without an emoji font (projectors, CI)
-st.navigation(PAGES, position="top").run()
+with presence.accounted(services.session_key()):      # this run's server CPU, charged to its student
+    st.navigation(PAGES, position="top").run()

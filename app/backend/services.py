@@ -18,6 +18,8 @@ from typing import Callable
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from app.backend import presence
+
 from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
@@ -191,12 +193,11 @@ def result_gzipped() -> bytes | None:
 
 
 def prewarm_own(user: str) -> None:
-    """A class server starts a student's own sandbox when their page opens (`user`: whose page,
-    app/state/workspace.py, which session_key names too: one browser's tabs and refreshes share
-    it), and each run of their page counts as activity (an idle one is stopped after
-    TLENS_OWN_IDLE_S)."""
+    """A run of a student's page (`user`: whose page, app/state/workspace.py, which session_key
+    names too: one browser's tabs and refreshes share it): their tab noted, their own sandbox
+    started if the proxy names them, the run counted as their activity (presence.py)."""
     if user:
-        engine().prewarm(session_key())
+        presence.seen(engines(), session_key(), user, st.context.ip_address or "")
 
 
 _SHARED_ITEMS = 256      # results and insights kept parsed for every session of this process

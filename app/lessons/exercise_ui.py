@@ -9,6 +9,7 @@ import streamlit as st
 
 from app.backend import services
 from app.components import code_editor
+from app.render.text import plain
 from app.lessons.common import Ctx, StepFailed, kernel_file, settings
 from inspectors.base.result import CompileRequest
 from inspectors.explain import exercise
@@ -80,7 +81,7 @@ def _draw_result(shown: dict, source: str) -> None:
     if stale:
         st.caption("The result below is for the code as it was when you pressed Check.")
     if "error" in shown:
-        st.error(f"Your kernel did not compile: {shown['error']}")
+        st.error(f"Your kernel did not compile: {plain(shown['error'])}")
         if shown.get("detail"):
             with st.expander("Details"):
                 st.code(shown["detail"][-4000:], language=None)

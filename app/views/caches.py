@@ -22,8 +22,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.backend import services
+from app.backend import presence, services
 from app.widgets import panels
+from app.render.text import plain
 from inspectors.store import cache
 from inspectors.compile import inductor
 from inspectors.base import settings as settings_mod
@@ -110,6 +111,11 @@ def _server_status() -> None:
                        f"({pool['own']['busy']} compiling; {pool['own']['started']} started, "
                        f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
                     + f"Result cache, shared by every session: {size.describe()}")
+        students = presence.rows(services.engines())
+        if "own" in pool and students:       # a class server: who holds what
+            st.caption(f"Per student ({len(students)}): the server's CPU for their page runs, what their session "
+                       "keeps in its memory (an estimate), their own sandbox and its memory")
+            st.dataframe(students, hide_index=True, width="stretch")
         if st.button("Clear the result cache", key="clear_results",
                      help="Every session compiles again on its next Compile; the Triton cache is kept"):
             services.results().clear()
@@ -191,7 +197,7 @@ def _cache_list(root: Path, settings: settings_mod.Settings) -> cache.OpenedKern
     """The folder's kernels: searched, a page of them listed, and the one picked opened."""
     result = _scan(str(root), _mtime(root))
     if result.error:
-        st.error(result.error)
+        st.error(plain(result.error))
     query = st.text_input("Search", key="cache_query", placeholder="kernel name, target, hash, 'partial'…")
     entries = [e for e in result.entries if e.matches(query)]
     bad = sum(e.status != "ok" for e in entries)
@@ -261,7 +267,7 @@ def _tc_run(settings: settings_mod.Settings, gpu: bool) -> inductor.InductorRun 
         st.session_state["tc_run_result"] = run
     run = st.session_state.get("tc_run_result")
     if run is not None and not run.ok:
-        st.error(f"{run.error['kind']}: {run.error['message']}")
+        st.error(plain(f"{run.error['kind']}: {run.error['message']}"))
         if run.error.get("detail"):
             with st.expander("Details"):
                 st.code(run.error["detail"], language=None)

@@ -23,6 +23,7 @@ from app.backend import services
 from app.render import diff_html
 from app.state import keep, keys, records, workspace
 from app.widgets import panels
+from app.render.text import plain
 from inspectors.read.sass import SassError
 from inspectors.explain import diff
 from inspectors.explain.versions import version_headline, version_notes
@@ -158,7 +159,7 @@ def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
         try:
             constexprs = panels.parse_overrides(st.session_state[f"opt-{side}-constexprs"])
         except ValueError as e:
-            st.error(f"{side.upper()}: constexpr overrides: {e}")
+            st.error(f"{side.upper()}: constexpr overrides: {plain(e)}")
             return None
         request = CompileRequest(source=text, filename=filename, target=st.session_state[f"opt-{side}-target"],
                                  num_warps=st.session_state[f"opt-{side}-warps"],
@@ -170,9 +171,9 @@ def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
                                                        if request.triton_version else "…")):
             result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
         if result.error and result.partial and request.triton_version:
-            st.warning(f"{side.upper()} (Triton {result.triton_version}): {result.error.headline()}")
+            st.warning(f"{side.upper()} (Triton {plain(result.triton_version)}): {plain(result.error.headline())}")
         elif not result.ok:
-            st.error(f"{side.upper()}: {result.error.headline()}")
+            st.error(f"{side.upper()}: {plain(result.error.headline())}")
             return None
         pair.append(history.new_record(filename, request, result, {}))
     return tuple(pair)
@@ -266,7 +267,7 @@ def _stage_diff(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
     try:
         ta, tb = services.stage_text(ka, stage), services.stage_text(kb, stage)
     except SassError as e:                  # nvdisasm failed on one cubin: say so, keep the page
-        st.error(e.message)
+        st.error(plain(e.message))
         st.code(e.command, language="bash")
         return
     label = lambda side, rec: f"{side} · {rec.info.label()}"

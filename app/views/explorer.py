@@ -27,13 +27,14 @@ import time
 
 import streamlit as st
 
-from app.backend import services
+from app.backend import presence, services
 from app.components import code_editor
 from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
 from app.widgets import compile_options, panels, present, profile_view, tables, workspace_box
+from app.render.text import code_span, plain
 from inspectors.explain import diff
 from inspectors.store import export
 from inspectors.base import settings as settings_mod
@@ -71,7 +72,7 @@ def apply_link(entries: list[str]) -> urlstate.UrlState | None:
                 ss[key] = getattr(url, key)
         ss[keys.URL_PENDING] = url
         if url.ignored:
-            st.warning("Ignored from the link: " + ", ".join(url.ignored))
+            st.warning("Ignored from the link: " + ", ".join(code_span(v) for v in url.ignored))
     pending = ss.get(keys.URL_PENDING)
     if ss.get(keys.PICKER) not in entries and keys.PICKER in ss:
         files.say(f"{files.file_of(ss[keys.PICKER]) or ss[keys.PICKER]} is no longer in the workspace.", "warning")
@@ -120,7 +121,7 @@ def compile_request(settings) -> CompileRequest | None:
     try:
         constexprs = panels.parse_overrides(ss[keys.CONSTEXPRS])
     except ValueError as e:
-        st.error(f"constexpr overrides: {e}")
+        st.error(f"constexpr overrides: {plain(e)}")
         return None
     project, package = files.project()       # what the file's imports need: importable in the job
     return CompileRequest(
@@ -363,6 +364,12 @@ def _outside_main() -> tuple:
 
 @st.fragment
 def main_area() -> None:
+    """The fragment (`_main_area`), its server CPU charged to its student (a full run's: once)."""
+    with presence.accounted(services.session_key()):
+        _main_area()
+
+
+def _main_area() -> None:
     """Everything right of the sidebar, as a fragment: a Compile (its button is here, beside
     the editor's box), a keystroke, or a widget of the results reruns only this, not the
     sidebar (a Compile's server CPU 45 -> 27 ms in Chromium; docs/06-serving-a-class.md). A run

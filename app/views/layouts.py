@@ -18,6 +18,7 @@ import streamlit as st
 
 from app.backend import services
 from app.render import classroom
+from app.render.text import plain
 from inspectors.explain import layout_view
 from inspectors.read import layouts
 from inspectors.base import settings as settings_mod
@@ -60,7 +61,7 @@ def compile_kernel(settings: settings_mod.Settings) -> tuple[CompileResult, str]
                 num_warps=st.session_state["lay_warps"], sass=False, max_output_bytes=settings.max_output_bytes),
                 float(settings.compile_timeout_s))
     if not result.ok:
-        st.error(result.error.headline())
+        st.error(plain(result.error.headline()))
         st.stop()
     return result, filename
 

@@ -23,6 +23,7 @@ from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 import kernels
 
 from app.render import diff_html                     # the shared diff view (inspectors/explain/diff.py)
+from app.render.text import plain
 from inspectors.explain import diff as diff_mod
 
 CHANGED_MARK = {True: "changed", False: "–", None: "?"}
@@ -98,7 +99,7 @@ def compiled() -> CompileResult:
         st.info("Pick a kernel and press **Compile with pass dumps**.")
         st.stop()
     if not result.ok:
-        st.error(result.error.headline())
+        st.error(plain(result.error.headline()))
         if result.error.detail:
             with st.expander("Details"):
                 st.code(result.error.detail, language=None)

@@ -10,6 +10,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from app.render.text import plain
 from inspectors.bench import model as bench
 from inspectors.bench import worker as bench_worker
 from inspectors.bench.model import BenchResult
@@ -76,19 +77,19 @@ def render_chart(result: BenchResult) -> None:
 
 def render_result(result: BenchResult, size: int) -> None:
     if result.error:
-        st.error(result.error.headline())
+        st.error(plain(result.error.headline()))
         if result.error.detail:
             with st.expander("Details"):
                 st.code(result.error.detail, language=None)
     if result.mode == "interpreter":
         for c in result.checks:
-            (st.success if c.ok else st.error)(("✓ " if c.ok else "✗ ") + (c.message or c.provider))
+            (st.success if c.ok else st.error)(("✓ " if c.ok else "✗ ") + plain(c.message or c.provider))
         st.warning(result.note or bench.TIMING_NEEDS_GPU)
         return
     failed = [c for c in result.checks if not c.ok]
     for c in failed:
         st.warning(f"{c.provider} at {bench.format_size(c.size)} does not match the reference and was not "
-                   f"timed: {c.message[:400]}")
+                   f"timed: {plain(c.message[:400])}")
     if result.gpu:
         ceil = ""
         if result.ceilings:

@@ -12,6 +12,7 @@ from app.render import stage_html
 from app.widgets import present, tables
 from app.state import keys
 from app.components.stage_panel import page_state, payload, stage_panel
+from app.render.text import plain
 from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
@@ -134,7 +135,7 @@ def render_panels(kernel: KernelResult, chosen: list[str], smap, mapped: list[in
 def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult) -> None:
     """The panel of a stage that failed: its error, and the command that reproduces it."""
     st.markdown(f"**{stage.label}** — not made")
-    st.error(error.message)
+    st.error(plain(error.message))
     if error.command:
         st.caption("Reproduce it in a shell (the input file it names is kept; the stages before "
                    "this one are downloadable from their panels):")
@@ -226,7 +227,7 @@ def timing_note(result: CompileResult) -> str:
 
 
 def render_error(error: CompileError, source: str) -> None:
-    st.error(error.headline())
+    st.error(plain(error.headline()))
     if error.line:
         st.html(stage_html.render_stage_html("source", source, error_line=error.line, max_height=220, context=3))
     if error.detail:

@@ -52,6 +52,15 @@ class Cgroup:
             with open(d / "cgroup.procs", "w") as f:
                 f.write(str(pid))
 
+    def memory_bytes(self) -> int | None:
+        """The memory its tasks hold now (tmpfs pages they wrote included), where it is counted."""
+        for d in self.dirs:
+            for f in ("memory.current", "memory.usage_in_bytes"):
+                text = read_text(d / f).strip()
+                if text.isdigit():
+                    return int(text)
+        return None
+
     def cpu_share(self, low: bool) -> None:
         """The lowest CPU share (a job past straggler_s: a hang must not take a compiling
         sandbox's share) or the usual one again. Where the kernel has it (5.15+), the group is

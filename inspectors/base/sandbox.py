@@ -10,9 +10,10 @@ package ships one) and so does this container.
 Inside (`wrap`):
 * **Files:** the system's `/usr` (and the `/bin`, `/lib*` links), the Python installation and
   its packages, and this repository's `inspectors/` and `kernels/`, all read-only; a read-write
-  bind of the job's own scratch folder(s); a private, size-limited tmpfs on `/tmp`; a fresh
-  `/dev` (null, zero, random, tty) and a `/proc` of its own PID space; `/etc` holds only the
-  loader's cache and a two-line passwd. No home, no workspace, no server configuration, no
+  bind of the job's own scratch folder(s); private, size-limited tmpfs on `/tmp` and `/dev/shm`;
+  a fresh `/dev` (null, zero, random, tty) and a `/proc` of its own PID space; `/etc` holds only
+  the loader's cache and a two-line passwd. The root, `/etc` and `/dev` are read-only: every
+  place a job may write has a size. No home, no workspace, no server configuration, no
   shared cache is visible (the trusted Triton cache is given read-only where a caller asks).
 * **Environment:** cleared; only what the caller passes (and PATH, HOME, LANG, USER) is set.
 * **Namespaces:** user (uid 65534, no capabilities, no further user namespaces), PID, network
@@ -64,8 +65,9 @@ class Limits:
     cpu_s: int = 600                # CPU seconds of each process (a job also has its wall-clock limit)
     memory_mb: int = 8192           # address space (no GPU) or cgroup memory
     processes: int = 512            # tasks (threads count: torch starts one per core)
-    scratch_mb: int = 1024          # the job's scratch folder, checked by the engine while it runs
+    scratch_mb: int = 1024          # the job's scratch folder (a tmpfs of this size where the server may mount one)
     tmp_mb: int = 256               # the private /tmp (a tmpfs)
+    shm_mb: int = 64                # the private /dev/shm (a tmpfs)
 
     def preexec(self, cgroup: Cgroup | None = None, gpu: bool = False):
         """A function for Popen's preexec_fn: runs in the child before bwrap is executed."""
@@ -189,8 +191,8 @@ def wrap(argv: Sequence[str], jail: Jail, passwd_dir: Path | None = None) -> lis
         raise SandboxError("bubblewrap (bwrap) is not installed")
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--cap-drop", "ALL",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID), "--hostname", "sandbox",
-            "--proc", "/proc", "--dev", "/dev", "--size", str(jail.limits.tmp_mb << 20), "--tmpfs", "/tmp",
-            *_system_binds()]
+            "--proc", "/proc", "--dev", "/dev", "--size", str(jail.limits.shm_mb << 20), "--tmpfs", "/dev/shm",
+            "--size", str(jail.limits.tmp_mb << 20), "--tmpfs", "/tmp", *_system_binds()]
     if passwd_dir is not None:
         args += ["--ro-bind", str(passwd_dir / "passwd"), "/etc/passwd", "--ro-bind", str(passwd_dir / "group"),
                  "/etc/group"]
@@ -213,6 +215,9 @@ def wrap(argv: Sequence[str], jail: Jail, passwd_dir: Path | None = None) -> lis
         args += ["--setenv", k, str(v)]
     if jail.writable:
         args += ["--dir", home]
+    # Nothing else writable: bwrap's root, /etc and /dev are tmpfs without a size; read-only,
+    # they hold nothing a job could fill (its writable places: the sized tmpfs above, its scratch).
+    args += ["--remount-ro", "/dev", "--remount-ro", "/"]
     args += ["--chdir", str(jail.cwd or (jail.writable[0] if jail.writable else "/tmp")), "--"]
     return args + list(argv)
 

@@ -56,13 +56,14 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, bound_text, bounded, timings_of
-from inspectors.base import sandbox
+from inspectors.base import sandbox, scratch
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue, sandbox_cpu
-from inspectors.compile.own import OwnSandboxes, memory_room
-from inspectors.compile.workers import MAX_REPLY_BYTES, OverQuota, Worker, folder_usage, restore_priority
+from inspectors.compile.own import Gate, OwnSandboxes, memory_room
+from inspectors.compile.workers import (MAX_REPLY_BYTES, SCRATCH_FILES, OverQuota, Worker, await_reply,
+                                        restore_priority)
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,7 +106,8 @@ class Engine(FairQueue):
         # a class's students' own files run in their own warm sandboxes (own.py); the pool's
         # workers then run only the library's files, and stay
         self.own = OwnSandboxes(lambda: self._spawn(fork=True), self.settings.own_sandboxes, self.settings.own_idle_s,
-                                memory_room) if self.sandboxed and self.settings.own_sandboxes > 0 else None
+                                memory_room, Gate(starting=max(2, os.cpu_count() or 2)), protect_s=PROTECT_S
+                                ) if self.sandboxed and self.settings.own_sandboxes > 0 else None
         self._init_queue()
         self._closed = False
 
@@ -141,6 +143,7 @@ class Engine(FairQueue):
         # unguessable: a job knows its own folder's path (bound at the same path inside), and
         # must not be able to name another worker's from it
         folder = self.scratch / f"w-{secrets.token_hex(8)}"
+        scratch.make(folder, self.settings.scratch_mb, SCRATCH_FILES + 10_000)   # a size the kernel enforces
         cache = folder / "triton"
         cache.mkdir(parents=True)
         sandbox.write_passwd(folder / "etc")
@@ -194,10 +197,18 @@ class Engine(FairQueue):
         request for anything but the library's own, unedited files."""
         return self.own is not None and bool(session) and trusted_cache.digest(request.source) not in self._library
 
-    def prewarm(self, session: str) -> None:
-        """Start this session's own sandbox now (a student opened the page), if the server keeps them."""
+    def prewarm(self, session: str, address: str = "", named: bool | None = None) -> None:
+        """A student opened the page: their own sandbox started now if the server keeps them and
+        the proxy named them (`named`; None: as the caller said before). `address`: where the
+        request came from (own.Gate limits starts per address for identities not named)."""
         if self.own is not None and session:
+            if named is not None:
+                self.own.note(session, address, named)
             self.own.prewarm(session)
+
+    def forget(self, session: str) -> bool:
+        """The session's student is gone (the app saw their tabs close): their sandbox stopped."""
+        return self.own.forget(session) if self.own is not None else False
 
     def status(self) -> dict:
         """What the pool is doing now: workers, running and waiting jobs (for the UI)."""
@@ -298,7 +309,7 @@ class Engine(FairQueue):
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()
             worker.jobs += 1
-            reply = self._await_reply(worker, timeout)
+            reply = await_reply(worker, timeout, self.settings.scratch_mb)
             job_cpu = reply.pop("_job_cpu_s", None) if isinstance(reply, dict) else None
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
@@ -375,26 +386,6 @@ class Engine(FairQueue):
             return CompileResult(error=CompileError("crash", f"the compile worker's answer could not be read ({e})",
                                                     request.filename, None))
 
-    def _await_reply(self, worker: Worker, timeout: float):
-        """The worker's answer; raises queue.Empty past `timeout`, _OverQuota when a sandboxed job
-        fills its scratch folder past the limit (checked twice a second)."""
-        if not worker.sandboxed:
-            return worker.lines.get(timeout=timeout)
-        deadline = time.monotonic() + timeout
-        quota = self.settings.scratch_mb << 20
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise queue.Empty
-            try:
-                return worker.lines.get(timeout=min(0.5, left))
-            except queue.Empty:
-                pass
-            used, files = folder_usage(worker.folder, limit_files=50_000)
-            if used > quota or files >= 50_000:
-                raise OverQuota(f"the job wrote more than its scratch allowance ({self.settings.scratch_mb} MB or "
-                                 "50,000 files) and was stopped (TLENS_SCRATCH_MB)")
-
     def _restore_priority(self, ticket) -> None:
         """Normal priority again for the next job of the worker the ticket ran on; a server that
         may not raise a priority (not root) gets a fresh worker there instead."""
@@ -439,6 +430,7 @@ class Engine(FairQueue):
 
 
 RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced
+PROTECT_S = 120.0        # a student's own sandbox that compiled this recently is not taken for another's
 
 
 def _describe_exit(code) -> str:

@@ -58,6 +58,11 @@ class Engines:
             return CompileResult(error=CompileError("usage", e.args[0], request.filename, None))
         return engine.compile(request, **kw)
 
+    def started(self) -> list[Engine]:
+        """The engines started so far (one per Triton version asked for)."""
+        with self._lock:
+            return list(self._engines.values())
+
     def close(self) -> None:
         with self._lock:
             engines, self._engines = list(self._engines.values()), {}

@@ -14,7 +14,15 @@ Triton cache are the student's alone; nobody else's code ever runs there.
   A new student at the cap takes the place of the one idle longest; if every one is busy,
   `acquire` returns None and the engine runs the job the old way (a one-off sandbox from the
   pool, replaced after it).
-* **Reaped when idle** for `idle_s` (TLENS_OWN_IDLE_S), by a thread of its own.
+* **Identities cost something** (`Gate`). A student named only by a browser's cookie (no
+  proxy header: anyone can make a new one per request) gets no sandbox when the page opens, only
+  at their first compile; starts are limited per address and overall (at most `starting` at
+  once), and a new sandbox runs at the lowest CPU share until its first job, so a flood of page
+  opens imports torch on idle CPU only. At the cap, only a sandbox that never compiled or has
+  been idle for `protect_s` is taken: a flood cannot evict students who are working (`acquire`
+  then returns None and the job runs the old way).
+* **Reaped when idle** for `idle_s` (TLENS_OWN_IDLE_S), by a thread of its own, and at once
+  when the app says its student is gone (`forget`: their tabs closed).
 * **Renewed** (`renew`) after a job that broke it (timeout, crash of the sandbox, a quota, an
   answer that was not one, or what the sweep after a job could not put right): killed at
   once, a fresh one started for the student's next job.
@@ -33,7 +41,34 @@ class _Own:
     def __init__(self, worker: Worker):
         self.worker = worker
         self.busy = 0
+        self.jobs = 0
         self.used = time.monotonic()
+
+
+class Gate:
+    """Who may start a sandbox now: at most `per_address` starts a minute from one address for
+    identities the proxy did not name, and at most `starting` being started at once overall."""
+
+    def __init__(self, per_address: int = 4, starting: int = 2, window_s: float = 60.0):
+        self.per_address, self.starting, self.window_s = per_address, max(1, starting), window_s
+        self._starts: dict[str, list[float]] = {}
+        self.refused = 0
+
+    def allow(self, address: str, named: bool, pending: int, now: float) -> bool:
+        """Whether a start may begin (the caller holds the sandboxes' lock); counts it if so."""
+        if pending >= self.starting:
+            self.refused += 1
+            return False
+        if not named:
+            recent = [t for t in self._starts.get(address, ()) if now - t < self.window_s]
+            if len(recent) >= self.per_address:
+                self._starts[address] = recent
+                self.refused += 1
+                return False
+            self._starts[address] = recent + [now]
+            if len(self._starts) > 10_000:        # the table itself is bounded
+                self._starts = {a: ts for a, ts in self._starts.items() if ts and now - ts[-1] < self.window_s}
+        return True
 
 
 def memory_room(need_mib: float = 210.0) -> bool:
@@ -48,11 +83,19 @@ def memory_room(need_mib: float = 210.0) -> bool:
     return available - need_mib > max(2048.0, total / 10)
 
 
+def _share(worker: Worker, low: bool) -> None:
+    cgroup = getattr(worker, "cgroup", None)
+    if cgroup is not None:
+        cgroup.cpu_share(low=low)
+
+
 class OwnSandboxes:
     def __init__(self, spawn: Callable[[], Worker], cap: int, idle_s: float,
-                 room: Callable[[], bool] = lambda: True):
+                 room: Callable[[], bool] = lambda: True, gate: Gate | None = None, protect_s: float = 0.0):
         self._spawn, self._room = spawn, room
         self.cap, self.idle_s = max(1, cap), idle_s
+        self.gate, self.protect_s = gate or Gate(), protect_s
+        self._who: dict[str, tuple[str, bool]] = {}             # session -> (address, named by the proxy)
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Own] = OrderedDict()        # least recently used first
         self._pending: dict[str, threading.Event] = {}            # sessions whose sandbox is being started
@@ -76,15 +119,19 @@ class OwnSandboxes:
             if own is None and start and session in self._pending:
                 pending = self._pending[session]            # being started by another of its runs
             elif own is None and start:
+                now = time.monotonic()
                 roomy = self._room()
                 while len(self._live) + len(self._pending) >= self.cap or (not roomy and self._live):
-                    idle = next((s for s, o in self._live.items() if not o.busy), None)
+                    idle = next((s for s, o in self._live.items()
+                                 if not o.busy and (not o.jobs or now - o.used >= self.protect_s)), None)
                     if idle is None:
                         break
                     victims.append(self._live.pop(idle).worker)
                     self.evicted += 1
                     roomy = True          # one taken away makes room for one
-                if len(self._live) + len(self._pending) < self.cap and roomy:
+                address, named = self._who.get(session, ("", True))
+                if len(self._live) + len(self._pending) < self.cap and roomy and \
+                        self.gate.allow(address, named, len(self._pending), now):
                     self._pending[session], reserved = threading.Event(), True
             if own is not None:
                 own.used = time.monotonic()
@@ -99,6 +146,7 @@ class OwnSandboxes:
             return own
         try:
             worker = self._spawn()
+            _share(worker, low=True)           # until its first job: a page open imports torch on idle CPU
         except BaseException:
             with self._lock:
                 self._pending.pop(session).set()
@@ -115,9 +163,20 @@ class OwnSandboxes:
             worker.kill()
         return own
 
+    def note(self, session: str, address: str, named: bool) -> None:
+        """Where the session's requests come from, and whether the proxy named its user."""
+        with self._lock:
+            self._who[session] = (address, named)
+            if len(self._who) > 4 * self.cap + 10_000:
+                keep = set(self._live) | set(self._pending)
+                self._who = {s: w for s, w in self._who.items() if s in keep}
+
     def prewarm(self, session: str) -> None:
-        """Start the session's sandbox now (returns at once; it imports torch and triton on its own)."""
-        if session:
+        """Start the session's sandbox now (returns at once; it imports torch and triton on its
+        own) if its user is named by the proxy; a cookie's identity waits for its first compile."""
+        with self._lock:
+            named = self._who.get(session, ("", True))[1]       # a caller that never said: named
+        if session and named:
             self._take(session, start=True)
 
     def acquire(self, session: str) -> Worker | None:
@@ -130,6 +189,9 @@ class OwnSandboxes:
             if own.busy:
                 return None
             own.busy += 1
+            first = not own.jobs
+        if first:
+            _share(own.worker, low=False)
         return own.worker
 
     def release(self, session: str, worker: Worker, renew: bool = False) -> None:
@@ -139,10 +201,30 @@ class OwnSandboxes:
             if own is not None and own.worker is worker:
                 own.busy = max(0, own.busy - 1)
                 own.used = time.monotonic()
+                own.jobs += 1
                 if renew:
                     del self._live[session]
         if renew:
             worker.kill()
+
+    def forget(self, session: str) -> bool:
+        """The session's student is gone (their tabs closed): their sandbox stopped now, unless a
+        job of theirs runs (then at the next reap). True if one was stopped."""
+        with self._lock:
+            own = self._live.get(session)
+            if own is None or own.busy:
+                return False
+            del self._live[session]
+            self._who.pop(session, None)
+        own.worker.kill()
+        return True
+
+    def sessions(self) -> dict[str, dict]:
+        """Each live sandbox's session: its jobs, whether it runs one, seconds since its last use."""
+        now = time.monotonic()
+        with self._lock:
+            return {s: {"jobs": o.jobs, "busy": bool(o.busy), "idle_s": round(now - o.used, 1), "worker": o.worker}
+                    for s, o in self._live.items()}
 
     def owner_of(self, worker: Worker) -> str | None:
         with self._lock:
@@ -155,7 +237,7 @@ class OwnSandboxes:
     def status(self) -> dict:
         with self._lock:
             return {"live": len(self._live), "busy": sum(1 for o in self._live.values() if o.busy),
-                    "cap": self.cap, "started": self.started, "evicted": self.evicted}
+                    "cap": self.cap, "started": self.started, "evicted": self.evicted, "refused": self.gate.refused}
 
     def reap(self, now: float | None = None) -> int:
         """Stop the sandboxes idle for `idle_s` or more; how many."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import threading
+import time
 from pathlib import Path
 
-from inspectors.base import sandbox
+from inspectors.base import sandbox, scratch
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ class Worker:
     def kill(self):
         self.stop()
         if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
+            scratch.remove(self.folder)
 
 
 def lower_priority(worker: Worker | None) -> None:
@@ -132,6 +132,44 @@ def restore_priority(worker: Worker) -> bool:
 
 class OverQuota(Exception):
     pass
+
+
+SCRATCH_FILES = 50_000       # files and folders a sandbox's scratch may hold (its bytes: TLENS_SCRATCH_MB)
+
+
+def await_reply(worker: Worker, timeout: float, scratch_mb: int):
+    """The worker's answer; raises queue.Empty past `timeout`, OverQuota when a sandboxed job's
+    scratch folder is over its allowance: checked twice a second while the job runs and once
+    more when it has answered (what a job leaves there stays for the student's next jobs: their
+    Triton cache; an answer does not make it right)."""
+    if not worker.sandboxed:
+        return worker.lines.get(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise queue.Empty
+        try:
+            reply = worker.lines.get(timeout=min(0.5, left))
+        except queue.Empty:
+            reply = queue.Empty
+        problem = over_allowance(worker.folder, scratch_mb)
+        if problem:
+            raise OverQuota(problem + (" while it ran" if reply is queue.Empty else " when it answered") +
+                            "; it was stopped and your sandbox reset (TLENS_SCRATCH_MB)")
+        if reply is not queue.Empty:
+            return reply
+
+
+def over_allowance(folder: Path, scratch_mb: int) -> str:
+    """What is wrong with a sandbox's scratch folder, in words ('' if nothing): more bytes than
+    `scratch_mb` MB or more than SCRATCH_FILES files."""
+    used, files = folder_usage(folder, limit_files=SCRATCH_FILES)
+    if used <= scratch_mb << 20 and files < SCRATCH_FILES:
+        return ""
+    held = f"{used / 2**20:,.0f} MB" if files < SCRATCH_FILES else f"{SCRATCH_FILES:,} files or more"
+    return (f"the job's folder (its files and the Triton cache kept between your compiles) held {held}: more "
+            f"than its allowance of {scratch_mb:,} MB and {SCRATCH_FILES:,} files")
 
 
 def folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:

@@ -10,7 +10,8 @@ Per job:
   answer to a pipe of its own, which this process forwards), it answers and `_exit`s.
 * **Afterwards, inside the sandbox** (`sweep`): every other process of the sandbox's PID space
   is killed (a `setsid` or double-forked leftover too: the sandbox's `/proc` lists exactly its
-  own processes), and `/tmp` (the sandbox's own tmpfs) and `$HOME` are emptied; before the
+  own processes), `/tmp` and `/dev/shm` (the sandbox's own tmpfs) and `$HOME` are emptied and
+  System V shared memory segments removed (memory that outlives its processes); before the
   next job (`tidy`) the scratch folder is cleared of all but its own parts. What the sweep
   cannot put right, it reports (`_dirty`): the engine then starts the student a fresh sandbox.
 * Trust: what this process answers is read by the engine as untrusted, exactly as a worker's
@@ -191,11 +192,28 @@ def sweep() -> str:
     cache = os.environ.get("TLENS_TRITON_CACHE_BASE", "")
     problems: list[str] = []
     mounts = _mount_points()
-    for folder in ("/tmp", os.environ.get("HOME", "")):
+    for folder in ("/tmp", "/dev/shm", os.environ.get("HOME", "")):
         _empty(folder, mounts, problems)
+    _remove_shared_memory(problems)
     if cache and (os.path.islink(cache) or not os.path.isdir(cache) or not os.access(cache, os.W_OK | os.X_OK)):
         problems.append("the Triton cache folder was changed")
     return "; ".join(problems)[:500]
+
+
+def _remove_shared_memory(problems: list[str]) -> None:
+    """Every System V shared memory segment of the sandbox's IPC namespace marked for removal:
+    a segment outlives the processes that made it (its memory held, unseen by any folder)
+    until it is removed or the namespace ends, and the sandbox's namespace lives for the next job."""
+    import ctypes
+    try:
+        rows = open("/proc/sysvipc/shm").read().splitlines()[1:]
+    except OSError:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for row in rows:
+        parts = row.split()
+        if len(parts) > 1 and parts[1].isdigit() and libc.shmctl(int(parts[1]), 0, None) != 0:   # IPC_RMID
+            problems.append(f"shared memory segment {parts[1]}: {os.strerror(ctypes.get_errno())}")
 
 
 def _mount_points() -> set[str]:

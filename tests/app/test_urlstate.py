@@ -125,3 +125,18 @@ def test_a_link_whose_compile_fails_compiles_once(monkeypatch):
     assert calls == ["vector_add.py"]
     at.run()                                             # any later rerun: still one
     assert calls == ["vector_add.py"]
+
+
+def test_a_links_values_are_shown_as_text_not_markdown():
+    """A link whose values are Markdown (an image from the student's host, a link of theirs)
+    is answered with the values as literal text: inside code spans, nothing drawn of them."""
+    import re
+    at = AppTest.from_file(APP, default_timeout=240)
+    at.query_params.update({"kernel": "![](http://host.invalid/k.png)",
+                            "target": "[Session expired: sign in](http://host.invalid/)"})
+    at.run()
+    assert not at.exception
+    body = at.warning[0].value
+    assert "host.invalid/k.png" in body and "Session expired" in body
+    outside = re.sub(r"(`+) .*? \1", "", body)          # the text outside the code spans
+    assert "host.invalid" not in outside and "![" not in outside and "](" not in outside, body

@@ -1,0 +1,55 @@
+"""A sandbox's scratch folder with a size the kernel enforces: a tmpfs of `mb` MiB and `files`
+inodes mounted on it, where the server may mount one (root with CAP_SYS_ADMIN, as a class
+server that makes cgroups is). A job that fills it gets ENOSPC at once; a polled quota alone
+let `posix_fallocate` put gigabytes on the host's disk between two checks. Its pages are
+memory, counted against the sandbox's memory cgroup, and freed when the folder is unmounted
+(`remove`). Where no tmpfs can be mounted the folder is a plain one on the host's disk, and
+only the engine's checks bound it (`mounted` says which; docs/05 says what that loses).
+
+    mounted = scratch.make(folder, mb=1024, files=60_000)
+    ...
+    scratch.remove(folder)            # unmounted (lazily) and gone
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+from pathlib import Path
+
+MNT_DETACH = 2
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def make(folder: Path, mb: int, files: int) -> bool:
+    """`folder` created; a tmpfs of `mb` MiB and `files` inodes on it if this process may mount
+    one. True when mounted."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if os.geteuid() != 0:
+        return False
+    options = f"size={int(mb)}m,nr_inodes={int(files)},mode=0700".encode()
+    return _libc().mount(b"tmpfs", str(folder).encode(), b"tmpfs", 0, options) == 0
+
+
+def is_mounted(folder: Path) -> bool:
+    try:
+        return os.path.ismount(folder)
+    except OSError:
+        return False
+
+
+def remove(folder: Path) -> None:
+    """Everything in `folder` removed, its tmpfs (if any) unmounted, the folder gone. Never
+    follows a link a job put inside."""
+    shutil.rmtree(folder, ignore_errors=True)      # a mount point itself stays: emptied
+    if is_mounted(folder):
+        _libc().umount2(str(folder).encode(), MNT_DETACH)
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
