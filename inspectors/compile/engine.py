@@ -198,16 +198,17 @@ class Engine(FairQueue):
         return self.own is not None and bool(session) and trusted_cache.digest(request.source) not in self._library
 
     def prewarm(self, session: str, address: str = "", named: bool | None = None) -> None:
-        """A student opened the page: their own sandbox started now if the server keeps them and
-        the proxy named them (`named`; None: as the caller said before). `address`: where the
-        request came from (own.Gate limits starts per address for identities not named)."""
+        """A student opened the page: their own sandbox started if the proxy named them (`named`;
+        None: as said before); `address`: whence (own.Gate limits the starts of the unnamed)."""
         if self.own is not None and session:
             if named is not None:
                 self.own.note(session, address, named)
             self.own.prewarm(session)
 
-    def forget(self, session: str) -> bool:
-        """The session's student is gone (the app saw their tabs close): their sandbox stopped."""
+    def _group(self, session: str) -> str:          # the fair queue's turn (own.group)
+        return self.own.group(session) if self.own is not None else session
+
+    def forget(self, session: str) -> bool:         # their tabs closed: their sandbox stopped
         return self.own.forget(session) if self.own is not None else False
 
     def status(self) -> dict:
@@ -354,7 +355,7 @@ class Engine(FairQueue):
             output = _output_tail(job)
             label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
             where = f" while making {label}" if stage else " while running the file"
-            error = CompileError("crash", f"the compile worker died ({_describe_exit(code)}){where}; it was restarted",
+            error = CompileError("crash", f"the compile worker died ({sandbox.describe_exit(code)}){where}; it was restarted",
                                  request.filename, None, output, stage=stage)
             if kernels and stage:      # the stages made before the crash, the last launch's error in place
                 kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
@@ -430,11 +431,7 @@ class Engine(FairQueue):
 
 
 RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced
-PROTECT_S = 120.0        # a student's own sandbox that compiled this recently is not taken for another's
-
-
-def _describe_exit(code) -> str:
-    return sandbox.describe_exit(code)
+PROTECT_S = 120.0        # an own sandbox that compiled this recently is not taken for another student
 
 
 def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:

@@ -1,7 +1,7 @@
 """The fair queue in front of the engine's workers (the scheduling half of `Engine`).
 
 * A free worker goes to the waiting session served least recently (then to the one waiting
-  longest), not first come first served: one student pressing Compile ten times cannot push the
+  longest; the sessions of one `_group` count as one), not first come first served: one student pressing Compile ten times cannot push the
   class back ten places (`_next_session`, and `_play_out` for everyone's queue position).
 * A session may have `session_jobs` jobs waiting or running (one more is refused: `busy`) and
   `session_running` of them running at once (1 on a class server: a student's tabs share one
@@ -150,7 +150,12 @@ class FairQueue:
     def _next_session(self, queues: dict, served: dict) -> str:
         """Fair order: the waiting session served least recently (never served first), ties
         broken by who has waited longest."""
-        return min(queues, key=lambda s: (served.get(s, -1), queues[s][0].enqueued))
+        return min(queues, key=lambda s: (served.get(self._group(s), -1), queues[s][0].enqueued))
+
+    def _group(self, session: str) -> str:
+        """Whose turn a session's job counts as (the subclass may put several sessions in one:
+        identities no proxy named, by their address)."""
+        return session
 
     def _position(self, ticket: Ticket) -> int:
         """Jobs that will be served before `ticket`: the scheduler's order, played out once per
@@ -164,7 +169,7 @@ class FairQueue:
         """id(ticket) -> jobs ahead of it, for every waiting job: `_next_session`'s order (least
         recently served first, then the longest waiting) with a heap, n log n."""
         queues = {s: list(q) for s, q in self._queues.items() if q}
-        heap = [(self._served.get(s, -1), q[0].enqueued, s) for s, q in queues.items()]
+        heap = [(self._served.get(self._group(s), -1), q[0].enqueued, s) for s, q in queues.items()]
         heapq.heapify(heap)
         ahead, clock, out, nxt = 0, self._dispatches, {}, {s: 0 for s in queues}
         while heap:
@@ -211,7 +216,7 @@ class FairQueue:
                 del self._queues[session]
             self._changes += 1
             self._dispatches += 1
-            self._served[session] = self._dispatches
+            self._served[self._group(session)] = self._dispatches
             ticket.slot = slot
             ticket.started = time.monotonic()
             self._busy[slot] = ticket

@@ -171,6 +171,12 @@ class OwnSandboxes:
                 keep = set(self._live) | set(self._pending)
                 self._who = {s: w for s, w in self._who.items() if s in keep}
 
+    def group(self, session: str) -> str:
+        """The fair queue's turn for `session`: its own if the proxy named it (or nobody said),
+        else its address's (a flood of new cookies from one address takes one student's turns)."""
+        address, named = self._who.get(session, ("", True))
+        return session if named else f"address:{address}"
+
     def prewarm(self, session: str) -> None:
         """Start the session's sandbox now (returns at once; it imports torch and triton on its
         own) if its user is named by the proxy; a cookie's identity waits for its first compile."""

@@ -135,13 +135,14 @@ class OverQuota(Exception):
 
 
 SCRATCH_FILES = 50_000       # files and folders a sandbox's scratch may hold (its bytes: TLENS_SCRATCH_MB)
+KEPT_SHARE = 4               # at an answer, the folder may hold a quarter of TLENS_SCRATCH_MB (a running job: all)
 
 
 def await_reply(worker: Worker, timeout: float, scratch_mb: int):
     """The worker's answer; raises queue.Empty past `timeout`, OverQuota when a sandboxed job's
-    scratch folder is over its allowance: checked twice a second while the job runs and once
-    more when it has answered (what a job leaves there stays for the student's next jobs: their
-    Triton cache; an answer does not make it right)."""
+    scratch folder is over its allowance: `scratch_mb` checked twice a second while the job
+    runs, and a quarter of it once more when it has answered (what a job leaves there stays for
+    the student's next jobs, as their Triton cache; an answer does not make it right)."""
     if not worker.sandboxed:
         return worker.lines.get(timeout=timeout)
     deadline = time.monotonic() + timeout
@@ -153,10 +154,12 @@ def await_reply(worker: Worker, timeout: float, scratch_mb: int):
             reply = worker.lines.get(timeout=min(0.5, left))
         except queue.Empty:
             reply = queue.Empty
-        problem = over_allowance(worker.folder, scratch_mb)
+        running = reply is queue.Empty
+        problem = over_allowance(worker.folder, scratch_mb if running else scratch_mb // KEPT_SHARE)
         if problem:
-            raise OverQuota(problem + (" while it ran" if reply is queue.Empty else " when it answered") +
-                            "; it was stopped and your sandbox reset (TLENS_SCRATCH_MB)")
+            raise OverQuota(problem + (" while it ran" if running else " when it answered (what a sandbox keeps "
+                                       "between compiles)") + "; it was stopped and your sandbox reset "
+                            "(TLENS_SCRATCH_MB)")
         if reply is not queue.Empty:
             return reply
 

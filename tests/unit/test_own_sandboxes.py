@@ -309,3 +309,49 @@ def test_a_lowered_sandbox_gets_the_lowest_share_and_is_made_idle_where_the_kern
     group.cpu_share(low=False)
     assert [(v1 / "cpu.shares").read_text(), (v1 / "cpu.idle").read_text(), (v2 / "cpu.idle").read_text()] == \
         [str(CPU_SHARES), "0", "0"]
+
+
+def test_identities_cost_something():
+    """A page open of a cookie's identity (not named by the proxy) starts nothing; its starts are
+    limited per address; at the cap a working student's sandbox is not taken; `forget` stops
+    a student's sandbox at once; unnamed identities share their address's turn in the queue."""
+    from inspectors.compile.own import Gate
+    started = []
+    own = OwnSandboxes(lambda: started.append(FakeWorker()) or started[-1], cap=4, idle_s=600,
+                       gate=Gate(per_address=2, starting=5), protect_s=120)
+    own.note("alice", "10.0.0.1", named=True)
+    a = own.acquire("alice")
+    own.release("alice", a)                                   # alice is working
+    for i in range(10):
+        own.note(f"flood{i}", "203.0.113.7", named=False)
+        own.prewarm(f"flood{i}")
+    assert len(started) == 1                                  # page opens: nothing started
+    got = [own.acquire(f"flood{i}") for i in range(10)]
+    assert sum(w is not None for w in got) == 2 and own.gate.refused >= 8   # two a minute from one address
+    for i, w in enumerate(got):
+        if w is not None:
+            own.release(f"flood{i}", w)
+    own.note("bob", "10.0.0.2", named=True)
+    own.release("bob", own.acquire("bob"))                    # named: not the address's allowance
+    own.note("carol", "10.0.0.3", named=True)
+    assert own.acquire("carol") is None                       # at the cap, every sandbox in use lately
+    assert not a.killed
+    assert own.group("flood3") == own.group("flood4") == "address:203.0.113.7" and own.group("alice") == "alice"
+    assert own.forget("alice") and a.killed and own.status()["live"] == 3
+    own.close()
+
+
+def test_a_student_whose_tabs_all_closed_is_gone_after_the_grace():
+    from app.backend import presence
+    presence._students.clear()
+    presence._students["user:ann"] = presence._Student(tabs={"tab1": 0.0, "tab2": 0.0})
+    presence._students["user:ben"] = presence._Student(tabs={"tab3": 0.0})
+    connected = {"tab1": False, "tab2": False, "tab3": True}
+    assert presence.gone(100.0, connected.get) == []                       # ann's tabs just closed
+    assert presence.gone(100.0 + presence.GRACE_S, connected.get) == ["user:ann"]
+    assert list(presence._students) == ["user:ben"]
+    connected["tab3"] = False
+    presence.gone(200.0, connected.get)
+    connected["tab3"] = True                                               # ben came back in time
+    assert presence.gone(200.0 + presence.GRACE_S, connected.get) == []
+    presence._students.clear()
