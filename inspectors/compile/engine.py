@@ -206,7 +206,7 @@ class Engine(FairQueue):
             self.own.prewarm(session)
 
     def _group(self, session: str) -> str:          # the fair queue's turn (own.group)
-        return self.own.group(session) if self.own is not None else session
+        return self.own.group(session) if getattr(self, "own", None) is not None else session
 
     def forget(self, session: str) -> bool:         # their tabs closed: their sandbox stopped
         return self.own.forget(session) if self.own is not None else False

@@ -190,12 +190,12 @@ class FairQueue:
         return None
 
     def _eligible(self) -> dict[str, deque]:
-        """The waiting sessions that may start a job now: those with fewer than
-        `session_running` jobs running. Holds self._cv."""
+        """The waiting sessions that may start a job now: those whose group (`_group`) has fewer
+        than `session_running` jobs running. Holds self._cv."""
         running: dict[str, int] = {}
         for t in self._running():
-            running[t.session] = running.get(t.session, 0) + 1
-        return {s: q for s, q in self._queues.items() if q and running.get(s, 0) < self.session_running}
+            running[self._group(t.session)] = running.get(self._group(t.session), 0) + 1
+        return {s: q for s, q in self._queues.items() if q and running.get(self._group(s), 0) < self.session_running}
 
     def _running(self) -> list[Ticket]:
         """The jobs running: on a slot, or detached in their own sandbox. Holds self._cv."""

@@ -171,8 +171,8 @@ def over_allowance(folder: Path, scratch_mb: int) -> str:
     if used <= scratch_mb << 20 and files < SCRATCH_FILES:
         return ""
     held = f"{used / 2**20:,.0f} MB" if files < SCRATCH_FILES else f"{SCRATCH_FILES:,} files or more"
-    return (f"the job's folder (its files and the Triton cache kept between your compiles) held {held}: more "
-            f"than its allowance of {scratch_mb:,} MB and {SCRATCH_FILES:,} files")
+    return (f"the job's scratch folder (its files and the Triton cache kept between your compiles) held {held}: "
+            f"more than its scratch allowance ({scratch_mb:,} MB and {SCRATCH_FILES:,} files)")
 
 
 def folder_usage(folder: Path, limit_files: int) -> tuple[int, int]:

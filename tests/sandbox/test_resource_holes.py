@@ -74,7 +74,7 @@ def engine(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
-        s = dataclasses.replace(settings_mod.load(), workers=1, straggler_s=2.0)
+        s = dataclasses.replace(settings_mod.load(), workers=2, straggler_s=2.0)
         assert s.sandbox and s.class_mode and s.scratch_mb == SCRATCH_MB
         eng = Engine(s)
         assert eng.wait_ready()
@@ -89,6 +89,8 @@ def compile_as(eng, session, source, filename="mine.py"):
 
 
 def alone_seconds(eng, session="user:alice", runs=2) -> float:
+    """Her compile with the class otherwise idle (median), after one not counted (her sandbox warm)."""
+    assert compile_as(eng, session, VADD + "\n# warm\n")[0].ok
     times = []
     for i in range(runs):
         r, s = compile_as(eng, session, VADD + f"\n# alone {i}\n")
@@ -155,6 +157,8 @@ def test_memory_written_anywhere_in_the_sandbox_is_bounded_and_does_not_outlive_
     r, _ = compile_as(engine, "user:mallory", VADD)          # her sandbox, warm
     assert r.ok, r.error
     folder = own_folder(engine, "user:mallory")
+    cgroup = engine.own.sessions()["user:mallory"]["worker"].cgroup
+    held_before = cgroup.memory_bytes() if cgroup is not None else None
     before = available_mib()
     watch = Watch(folder.parent)
     result = {}
@@ -179,9 +183,13 @@ def test_memory_written_anywhere_in_the_sandbox_is_bounded_and_does_not_outlive_
     assert probe.ok, probe.error
     assert "LEFT []" in probe.output, probe.output
     assert own_folder(engine, "user:mallory") == folder
-    assert available_mib() > before - 256, "memory of the job still held after it"
+    if held_before is not None:       # her sandbox's memory (tmpfs and shared memory pages are charged to it)
+        held_after = cgroup.memory_bytes()
+        print(f"FIGURE her sandbox held {held_before / MiB:.0f} MiB before the attack, {held_after / MiB:.0f} MiB after")
+        assert held_after < held_before + 64 * MiB, "memory of the job still held after it"
+    assert available_mib() > before - 1024          # the host (shared, noisy): the old hole was 4.5 GiB
     assert gone_within(engine, "user:mallory", folder)
-    assert until(lambda: available_mib() > before - 64, 30)
+    assert cgroup is None or until(lambda: not any(d.exists() for d in cgroup.dirs), 30)
 
 
 FILL_CACHE = """
@@ -219,7 +227,7 @@ def test_files_kept_between_jobs_are_measured_at_every_answer(engine):
     t.join(120)
     watch.stop()
     attack = result["r"][0]
-    print(f"\nFIGURE {attack.output.strip()[-60:]}; tmpfs scratch: {mounted}; {attack.error and attack.error.message}; "
+    print(f"\nFIGURE tmpfs scratch: {mounted}; {attack.error and attack.error.message}; "
           f"least free disk "
           f"{before_disk - watch.low_disk:.0f} MiB below the start, memory {before_mem - watch.low_mem:.0f} MiB; "
           f"alice {seconds / alone:.2f}x alone")
@@ -282,4 +290,4 @@ def test_identities_cost_something(engine):
     assert other.ok and seconds <= 3 * alone
     for i in range(48):
         engine.forget(f"user:browser:flood{i}")
-    assert until(lambda: engine.own.status()["live"] <= 1, 30)
+    assert until(lambda: not any(k.startswith("user:browser:flood") for k in engine.own.sessions()), 30)

@@ -355,3 +355,36 @@ def test_a_student_whose_tabs_all_closed_is_gone_after_the_grace():
     connected["tab3"] = True                                               # ben came back in time
     assert presence.gone(200.0 + presence.GRACE_S, connected.get) == []
     presence._students.clear()
+
+
+def test_the_status_line_shows_what_each_student_holds():
+    """presence.rows: per student, the server CPU of their runs, what their session keeps, their
+    sandbox and its memory (its cgroup's)."""
+    from app.backend import presence
+
+    class Cg:
+        def memory_bytes(self):
+            return 300 << 20
+
+    class Eng:
+        def __init__(self, own):
+            self.own = own
+
+    class Engines:
+        def __init__(self, own):
+            self._e = [Eng(own)]
+
+        def started(self):
+            return self._e
+
+    own, _ = make(cap=4)
+    w = own.acquire("user:ann")
+    w.cgroup = Cg()
+    presence._students.clear()
+    presence._students["user:ann"] = presence._Student(tabs={}, cpu_s=1.5, runs=3, held_bytes=2 << 20)
+    rows = presence.rows(Engines(own))
+    assert rows == [{"student": "ann", "tabs": 0, "runs": 3, "server CPU s": 1.5, "server MB (session)": 2.0,
+                     "sandbox": "compiling", "sandbox MB": 300.0}]
+    assert presence.held_bytes({"a": "x" * 1000, "b": ("y" * 500, b"z" * 24)}) >= 1524
+    presence._students.clear()
+    own.close()
