@@ -147,9 +147,10 @@ def held_bytes(root, budget: int = 20_000) -> int:
     return total
 
 
-def rows(engines) -> list[dict]:
+def rows(engines, me: str = "") -> list[dict]:
     """One row per student seen: the server's CPU for their runs and what their session keeps,
-    and their own sandbox's memory (its cgroup's) where they have one."""
+    and their own sandbox's memory (its cgroup's) where they have one. Students are shown by a
+    short hash of their name (every student may open this panel), `me` by name."""
     sandboxes = {}
     for engine in engines.started():
         if engine.own is not None:
@@ -161,11 +162,16 @@ def rows(engines) -> list[dict]:
         s, own = students.get(key, _Student()), sandboxes.get(key)
         cgroup = getattr(own["worker"], "cgroup", None) if own else None
         memory = cgroup.memory_bytes() if cgroup is not None else None
-        out.append({"student": _short(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
+        out.append({"student": f"{_short(key)} (you)" if key == me else _hashed(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
                     "server CPU s": round(s.cpu_s, 2), "server MB (session)": round(s.held_bytes / 2**20, 2),
                     "sandbox": ("compiling" if own["busy"] else f"idle {own['idle_s']:.0f} s") if own else "none",
                     "sandbox MB": round(memory / 2**20, 1) if memory is not None else None})
     return out
+
+
+def _hashed(key: str) -> str:
+    import hashlib
+    return "student " + hashlib.sha256(key.encode()).hexdigest()[:8]
 
 
 def _short(key: str) -> str:

@@ -111,7 +111,7 @@ def _server_status() -> None:
                        f"({pool['own']['busy']} compiling; {pool['own']['started']} started, "
                        f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
                     + f"Result cache, shared by every session: {size.describe()}")
-        students = presence.rows(services.engines())
+        students = presence.rows(services.engines(), services.session_key())
         if "own" in pool and students:       # a class server: who holds what
             st.caption(f"Per student ({len(students)}): the server's CPU for their page runs, what their session "
                        "keeps in its memory (an estimate), their own sandbox and its memory")
