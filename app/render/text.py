@@ -15,11 +15,26 @@ def code_span(text: str, limit: int = 200) -> str:
     return f"{fence} {text} {fence}"
 
 
-_PUNCTUATION = str.maketrans({c: "\\" + c for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"})
+# What makes a construct in Streamlit's Markdown: images and links (`![`, `[`, `]`), HTML and
+# autolinks (`<`, `>`), code, emphasis and strikethrough (`*`, `~`, `_` at a word's edge), colour
+# directives (`:red[...]`), maths (`$`), tables, headings (`#` starting a line), and the escape
+# itself; GFM's bare autolinks (`http://h`, `www.h`) are broken by an escaped slash or dot.
+_ESCAPED = str.maketrans({c: "\\" + c for c in "\\`*[]<>!$~|{}"})
+_CONSTRUCTS = re.compile(r"(?i)://|\bwww\.|(?<!\w)_|_(?!\w)|^[ \t]*#", re.MULTILINE)
+
+
+def _escape(m: re.Match) -> str:
+    found = m.group(0)
+    if found == "://":
+        return ":\\/\\/"
+    if found.lower() == "www.":
+        return found[:3] + "\\."
+    return found[:-1] + "\\" + found[-1]
 
 
 def plain(text: str) -> str:
-    """`text` for a Markdown body (st.error, st.warning, ...) with every ASCII punctuation
-    character escaped: CommonMark shows an escaped character as itself, so no image, link,
-    autolink, HTML, emphasis, emoji code or colour directive can be made of it."""
-    return str(text).translate(_PUNCTUATION)
+    """`text` for a Markdown body (st.error, st.warning, ...) with every character that could
+    start a construct escaped: CommonMark shows an escaped character as itself, so no image,
+    link, autolink, HTML, emphasis or colour directive can be made of it; the rest
+    (`add_kernel`, `file.py:27`, parentheses, quotes) reads as written."""
+    return _CONSTRUCTS.sub(_escape, str(text).translate(_ESCAPED))

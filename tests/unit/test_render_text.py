@@ -18,6 +18,9 @@ def test_plain_escapes_every_markdown_character():
     out = plain(hostile)
     # every ASCII punctuation character is preceded by a backslash: CommonMark shows it as itself
     for i, ch in enumerate(out):
-        if ch in "!\"#$%&'()*+,-./:;<=>?@[]^_`{|}~":
+        if ch in "!$*<>[]`{|}~":
             assert out[i - 1] == "\\", (i, out)
+    assert "www\\.h" in out and "http:\\/\\/h" in out and "\\(" not in out    # no autolink; ( as written
+    assert plain("add_kernel in k.py:27") == "add_kernel in k.py:27"
+    assert plain("# h\n_em_") == "\\# h\n\\_em\\_"
     assert re.sub(r"\\(.)", r"\1", out) == hostile
