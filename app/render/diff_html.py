@@ -44,7 +44,11 @@ def _mem_classes(stage_name: str, text: str) -> dict[int, str]:
 def render_diff_html(d: StageDiff, a_text: str, b_text: str, context: int | None = 3,
                      a_label: str = "A", b_label: str = "B", max_height: int = 720) -> str:
     """The side-by-side table. With `context`, runs of equal rows further than `context`
-    rows from a change fold into one `⋯ N unchanged lines ⋯` row."""
+    rows from a change fold into one `⋯ N unchanged lines ⋯` row. A diff too large to
+    align (`d.too_large`) is its message alone: neither text is highlighted."""
+    if d.too_large:
+        return (f'<div class="tlens-diff" data-stage="{html.escape(d.stage)}" style="padding:8px 12px">'
+                f'{html.escape(d.too_large)}</div>')
     ha, hb = highlighted_lines(d.stage, a_text), highlighted_lines(d.stage, b_text)
     ma, mb = _mem_classes(d.stage, a_text), _mem_classes(d.stage, b_text)
     show = _visible(d, context)
@@ -94,6 +98,8 @@ def _visible(d: StageDiff, context: int | None) -> list[bool]:
 
 
 def legend_html(d: StageDiff) -> str:
+    if d.too_large:
+        return f'<span class="tlens-chip">{html.escape(d.too_large)}</span>'
     chips = [("d-change", f"{d.changed} changed"), ("d-add", f"{d.added} added"),
              ("d-remove", f"{d.removed} removed")]
     hidden = (f'<span class="tlens-chip">{d.hidden_a} / {d.hidden_b} noise lines hidden</span>'

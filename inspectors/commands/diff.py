@@ -188,6 +188,9 @@ def _cell(value) -> str:
 
 def _print_rows(sd, context: int = 2) -> None:
     """Changed lines with `context` equal lines around them, `-`/`+` marked."""
+    if sd.too_large:
+        print(f"\n{sd.stage}: {sd.too_large}")
+        return
     rows = sd.rows
     keep = set()
     for i, r in enumerate(rows):

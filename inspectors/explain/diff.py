@@ -13,6 +13,10 @@ them, the CLI prints them.
 numbers, debug line directives and location aliases, label numbers, hashes, SASS
 addresses. With `ignore_noise`, lines are compared after `normalize_line` (and lines that
 are all noise are left out), so renumbering `%r12` to `%r14` throughout makes no diff.
+
+Cost: lines (and the words of a changed line) are aligned by `inspectors.explain.align`,
+whose work is bounded whatever the text; a text over `MAX_DIFF_BYTES` or `MAX_DIFF_LINES`
+is not aligned at all: its StageDiff has no rows and says `too large to diff here (… MB)`.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from inspectors.explain import align
 from inspectors.explain.delta import (  # noqa: F401 - re-exported: diff.delta_table(...)
     DeltaRow, DeltaTable, Figures, delta_table, figures, headline, width_label)
 from inspectors.explain.insight import Insight
@@ -152,6 +157,7 @@ class StageDiff:
     ignore_noise: bool
     hidden_a: int = 0          # noise lines of each text left out of the rows
     hidden_b: int = 0
+    too_large: str = ""        # set (and no rows) when a text is over the size limits: the message
 
     @property
     def changed(self) -> int:
@@ -167,36 +173,70 @@ class StageDiff:
 
     @property
     def identical(self) -> bool:
-        return all(r.kind == "equal" for r in self.rows)
+        return not self.too_large and all(r.kind == "equal" for r in self.rows)
 
     def summary(self) -> str:
-        """`3 changed, 20 added, 1 removed` or `no difference`."""
+        """`3 changed, 20 added, 1 removed`, `no difference`, or the `too_large` message."""
+        if self.too_large:
+            return self.too_large
         if self.identical:
             return "no difference" + (" (noise ignored)" if self.ignore_noise else "")
         return f"{self.changed} changed, {self.added} added, {self.removed} removed"
 
     def to_json(self) -> dict:
-        return {"changed": self.changed, "added": self.added, "removed": self.removed,
-                "identical": self.identical, "ignore_noise": self.ignore_noise}
+        out = {"changed": self.changed, "added": self.added, "removed": self.removed,
+               "identical": self.identical, "ignore_noise": self.ignore_noise}
+        return out | ({"too_large": self.too_large} if self.too_large else {})
 
 
+# Either text over this many bytes (UTF-8) or lines: not aligned, "too large to diff here".
+MAX_DIFF_BYTES = 8_000_000
+MAX_DIFF_LINES = 50_000
 # Pairing lines inside a replaced block costs O(n*m) ratios: above this, pair by position.
 _FANCY_LIMIT = 4000
 _PAIR_CUTOFF = 0.55
+# Similarity of two lines is measured on their first _PAIR_CHARS characters, and all the
+# pairing of one diff may take _PAIR_STEPS steps (a pair looked at: 1 + its length / 8;
+# a full ratio: its length more); past that, blocks are zipped by position.
+_PAIR_CHARS = 160
+_PAIR_STEPS = 1_000_000
+# The words of two changed lines: a fixed allowance of steps and so many per word.
+_INLINE_FIXED_STEPS = 20_000
+_INLINE_STEPS_PER_WORD = 8
+
+
+def too_large(a: str, b: str) -> str:
+    """'' if both texts may be aligned, else the message, e.g. `too large to diff here (12.3 MB)`."""
+    size = max(len(a), len(b))
+    if size > MAX_DIFF_BYTES // 4:              # a character is 1 to 4 bytes: count bytes only here
+        size = max(len(a.encode("utf-8", "surrogatepass")), len(b.encode("utf-8", "surrogatepass")))
+    if size > MAX_DIFF_BYTES:
+        return f"too large to diff here ({size / 1e6:.1f} MB)"
+    return ""
 
 
 def diff_stage(stage: str, a: str, b: str, ignore_noise: bool = True) -> StageDiff:
     """Align two texts of one stage line by line. Lines of a replaced block are paired
     with their most similar counterpart (so a scalar `ld.global.b32` sits next to the
-    `ld.global.v4.b32` that replaced it), the rest side by side in order."""
+    `ld.global.v4.b32` that replaced it), the rest side by side in order. Over the size
+    limits, no rows and the `too_large` message instead."""
+    big = too_large(a, b)
+    if big:
+        return StageDiff(stage, (), ignore_noise, too_large=big)
     a_lines, b_lines = a.splitlines(), b.splitlines()
+    if max(len(a_lines), len(b_lines)) > MAX_DIFF_LINES:
+        size = max(len(a.encode("utf-8", "surrogatepass")), len(b.encode("utf-8", "surrogatepass")))
+        return StageDiff(stage, (), ignore_noise, too_large=f"too large to diff here ({size / 1e6:.1f} MB, "
+                         f"{max(len(a_lines), len(b_lines)):,} lines)")
     if ignore_noise:
         ka, kb = normalize(stage, a), normalize(stage, b)
     else:
         ka = tuple((n, l.rstrip()) for n, l in enumerate(a_lines, 1))
         kb = tuple((n, l.rstrip()) for n, l in enumerate(b_lines, 1))
     keys_a, keys_b = [k for _, k in ka], [k for _, k in kb]
-    matcher = difflib.SequenceMatcher(None, keys_a, keys_b, autojunk=len(keys_a) + len(keys_b) > 20000)
+    opcodes = align.opcodes(keys_a, keys_b, align.Budget.for_items(len(keys_a) + len(keys_b)))
+    pairing = align.Budget(_PAIR_STEPS)
+    sim_a, sim_b = [k[:_PAIR_CHARS] for k in keys_a], [k[:_PAIR_CHARS] for k in keys_b]
     rows: list[DiffRow] = []
 
     def row(kind: str, i: int | None, j: int | None) -> DiffRow:
@@ -204,24 +244,31 @@ def diff_stage(stage: str, a: str, b: str, ignore_noise: bool = True) -> StageDi
         nb = kb[j][0] if j is not None else None
         return DiffRow(kind, na, nb, a_lines[na - 1] if na else "", b_lines[nb - 1] if nb else "")
 
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             rows.extend(row("equal", i1 + k, j1 + k) for k in range(i2 - i1))
         else:
-            for i, j in _pair_block(keys_a, keys_b, i1, i2, j1, j2):
+            for i, j in _pair_block(sim_a, sim_b, i1, i2, j1, j2, pairing):
                 rows.append(row("change" if i is not None and j is not None else
                                 "remove" if i is not None else "add", i, j))
     return StageDiff(stage, tuple(rows), ignore_noise,
                      len(a_lines) - len(ka), len(b_lines) - len(kb))
 
 
-def _pair_block(ka: list[str], kb: list[str], i1: int, i2: int, j1: int, j2: int):
+def _pair_block(ka: list[str], kb: list[str], i1: int, i2: int, j1: int, j2: int, budget: align.Budget):
     """(i, j) pairs for a replaced block, in order; None on the side without a line.
     Like difflib.Differ's fancy replace: the most similar pair anchors the block and both
-    halves are paired the same way; what cannot be anchored is zipped by position."""
+    halves are paired the same way; what cannot be anchored is zipped by position, and so
+    is a block whose search would not fit in what is left of `budget`."""
     if i1 >= i2 or j1 >= j2 or (i2 - i1) * (j2 - j1) > _FANCY_LIMIT:
         yield from _zip_block(i1, i2, j1, j2)
         return
+    n, m = i2 - i1, j2 - j1
+    cost = n * m + (m * sum(len(ka[i]) for i in range(i1, i2)) + n * sum(len(kb[j]) for j in range(j1, j2))) // 8
+    if cost > budget.left:
+        yield from _zip_block(i1, i2, j1, j2)
+        return
+    budget.spend(cost)
     best, bi, bj = _PAIR_CUTOFF, None, None
     sm = difflib.SequenceMatcher(autojunk=False)
     for j in range(j1, j2):
@@ -229,15 +276,19 @@ def _pair_block(ka: list[str], kb: list[str], i1: int, i2: int, j1: int, j2: int
         for i in range(i1, i2):
             sm.set_seq1(ka[i])
             if sm.real_quick_ratio() > best and sm.quick_ratio() > best:
+                if budget.left <= 0:               # spent in the middle of this block: zip it
+                    yield from _zip_block(i1, i2, j1, j2)
+                    return
+                budget.spend(len(ka[i]) + len(kb[j]))
                 r = sm.ratio()
                 if r > best:
                     best, bi, bj = r, i, j
     if bi is None:
         yield from _zip_block(i1, i2, j1, j2)
         return
-    yield from _pair_block(ka, kb, i1, bi, j1, bj)
+    yield from _pair_block(ka, kb, i1, bi, j1, bj, budget)
     yield bi, bj
-    yield from _pair_block(ka, kb, bi + 1, i2, bj + 1, j2)
+    yield from _pair_block(ka, kb, bi + 1, i2, bj + 1, j2, budget)
 
 
 def _zip_block(i1: int, i2: int, j1: int, j2: int):
@@ -250,13 +301,17 @@ def inline_spans(a: str, b: str, stage: str | None = None
                  ) -> tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, bool], ...]]:
     """Both lines cut into (piece, differs) runs at word boundaries, for highlighting what
     changed inside a changed line: `ld.global.b32` vs `ld.global.v4.b32` marks `v4.`.
-    With `stage`, words are compared with noise ignored (`%r5` and `%r26` are the same)."""
+    With `stage`, words are compared with noise ignored (`%r5` and `%r26` are the same).
+    Aligned by `align.opcodes` within a budget of steps linear in the number of words:
+    what it cannot align within it is marked as changed."""
     ta, tb = _WORD_RE.findall(a), _WORD_RE.findall(b)
-    key = (lambda w: normalize_line(stage, w) if w.strip() else " ") if stage else (lambda w: w)
-    sm = difflib.SequenceMatcher(None, [key(w) for w in ta], [key(w) for w in tb], autojunk=False)
+    memo: dict[str, str] = {}                 # a line repeats its words: normalize each once
+    key = (lambda w: memo.get(w) or memo.setdefault(w, normalize_line(stage, w) if w.strip() else " ")
+           ) if stage else (lambda w: w)
+    budget = align.Budget.for_items(len(ta) + len(tb), _INLINE_FIXED_STEPS, _INLINE_STEPS_PER_WORD)
     out_a: list[tuple[str, bool]] = []
     out_b: list[tuple[str, bool]] = []
-    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+    for tag, i1, i2, j1, j2 in align.opcodes([key(w) for w in ta], [key(w) for w in tb], budget):
         if i2 > i1:
             out_a.append(("".join(ta[i1:i2]), tag != "equal"))
         if j2 > j1:

@@ -279,3 +279,171 @@ def test_cli_diff_errors():
     assert code == 1 and json.loads(out)["error"]["kind"] == "usage"
     code, _, err = cli("diff", SNIPPETS / "vadd.py", "--a-constexpr", "BLOCK")
     assert code == 2 and "NAME=VALUE" in err
+
+
+# ---------------------------------------------------------------------------- bounded cost on hostile text
+
+def _hostile(n: int) -> tuple[str, str]:
+    """Two PTX-like texts of `n` lines each, made of the same 100 distinct lines repeated in
+    two different orders: difflib's SequenceMatcher is far worse than quadratic on these."""
+    lines = [f"\tadd.s32 \t%r{k % 7}, %r{k % 5}, {k};" for k in range(100)]
+    return ("\n".join(lines[i % 100] for i in range(n)),
+            "\n".join(lines[(i * 37 + 11) % 100] for i in range(n)))
+
+
+def _difflib_cells(a: list, b: list, autojunk: bool = False) -> int:
+    """The (i, j) cells difflib's SequenceMatcher looks at to align a with b: one for each
+    j its find_longest_match takes from its table of where each item of b is."""
+    cells = 0
+
+    class Counting(dict):
+        def get(self, key, default=()):
+            nonlocal cells
+            for j in dict.get(self, key, default):
+                cells += 1
+                yield j
+
+    import difflib
+    sm = difflib.SequenceMatcher(None, a, b, autojunk=autojunk)
+    sm.b2j = Counting(sm.b2j)
+    sm.get_opcodes()
+    return cells
+
+
+def _steps(fn, *args):
+    from inspectors.explain import align
+    before = align.steps_taken()
+    out = fn(*args)
+    return out, align.steps_taken() - before
+
+
+def _assert_valid_alignment(stage: str, a: str, b: str, d) -> None:
+    """Every kept line of a and of b is in exactly one row, in order; equal rows are equal."""
+    assert [r.a for r in d.rows if r.a] == [n for n, _ in normalize(stage, a)]
+    assert [r.b for r in d.rows if r.b] == [n for n, _ in normalize(stage, b)]
+    for r in d.rows:
+        assert r.kind == ("equal" if r.kind == "equal" else
+                          "change" if r.a and r.b else "remove" if r.a else "add")
+        if r.kind == "equal":
+            assert normalize_line(stage, r.a_text) == normalize_line(stage, r.b_text)
+
+
+def test_hostile_repetitive_text_is_aligned_at_bounded_cost():
+    """The class-server case: 100 distinct lines repeated 200 times in two orders took
+    minutes of CPU in difflib. The aligner's steps stay under one anchor-free stretch's
+    search (`align.GAP_STEPS`) plus 20 per line; difflib's cells on a tenth of the text
+    already exceed that bound."""
+    from inspectors.explain.align import GAP_STEPS
+    a, b = _hostile(20_000)
+    d, steps = _steps(diff_stage, "ptx", a, b)
+    _assert_valid_alignment("ptx", a, b, d)
+    assert len(d.rows) == 20_000 and not d.too_large
+    assert steps <= GAP_STEPS + 20 * 40_000 <= 50 * 40_000, steps
+    small_a, small_b = _hostile(2_000)
+    ka, kb = [k for _, k in normalize("ptx", small_a)], [k for _, k in normalize("ptx", small_b)]
+    d_small, small_steps = _steps(diff_stage, "ptx", small_a, small_b)
+    _assert_valid_alignment("ptx", small_a, small_b, d_small)
+    bound = GAP_STEPS + 20 * (len(ka) + len(kb))
+    assert small_steps <= bound < _difflib_cells(ka, kb), (small_steps, bound)
+
+
+def test_aligner_covers_both_sides_and_its_gap_search_is_exact():
+    """On random short sequences: opcodes cover both sides in order and equal blocks are
+    equal; the search used where no item anchors a stretch (Myers, or the table) finds a
+    longest common subsequence, or gives up (None) when over its cap."""
+    import random
+
+    from inspectors.explain import align
+    rng = random.Random(3)
+    for _ in range(400):
+        a = [rng.randrange(4) for _ in range(rng.randrange(30))]
+        b = [rng.randrange(4) for _ in range(rng.randrange(30))]
+        ops = align.opcodes(a, b, align.Budget.for_items(len(a) + len(b)))
+        i = j = 0
+        for tag, i1, i2, j1, j2 in ops:
+            assert (i1, j1) == (i, j) and tag in ("equal", "replace", "delete", "insert")
+            assert a[i1:i2] == b[j1:j2] if tag == "equal" else (tag == "replace") == (i2 > i1 and j2 > j1)
+            i, j = i2, j2
+        assert (i, j) == (len(a), len(b))
+        lcs = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+        for x in range(len(a) - 1, -1, -1):
+            for y in range(len(b) - 1, -1, -1):
+                lcs[x][y] = lcs[x + 1][y + 1] + 1 if a[x] == b[y] else max(lcs[x + 1][y], lcs[x][y + 1])
+        for pairs in (align._myers(a, b, 0, len(a), 0, len(b), 10 ** 9, align.Budget(0)),
+                      align._lcs_table(a, b, 0, len(a), 0, len(b), align.Budget(0))):
+            assert len(pairs) == lcs[0][0] and all(a[x] == b[y] for x, y in pairs)
+            assert all(p[0] < q[0] and p[1] < q[1] for p, q in zip(pairs, pairs[1:]))
+    assert align._myers([0] * 50, [1] * 50, 0, 50, 0, 50, 100, align.Budget(0)) is None
+
+
+def test_too_large_texts_are_not_aligned(capsys):
+    from app.render.diff_html import legend_html, render_diff_html
+    from inspectors.commands.diff import _print_rows
+    from inspectors.explain.diff import MAX_DIFF_BYTES, MAX_DIFF_LINES
+    big = "ret;\n" * (MAX_DIFF_BYTES // 5 + 1)
+    d, steps = _steps(diff_stage, "ptx", big, "ret;\n")
+    assert steps == 0 and d.rows == () and not d.identical
+    assert d.too_large == d.summary() == f"too large to diff here ({len(big) / 1e6:.1f} MB)"
+    assert d.to_json()["too_large"] == d.summary() and "too_large" not in diff_stage("ptx", "a", "b").to_json()
+    many = "x\n" * (MAX_DIFF_LINES + 1)                  # under the bytes limit, over the lines limit
+    d = diff_stage("source", "x\n", many)
+    assert d.rows == () and d.summary().startswith("too large to diff here (") and f"{MAX_DIFF_LINES + 1:,} lines" in d.summary()
+    html = render_diff_html(d, "x\n", many)
+    assert d.summary() in html and "<table" not in html and d.summary() in legend_html(d)
+    _print_rows(d)
+    assert d.summary() in capsys.readouterr().out
+
+
+def test_inline_spans_of_two_long_lines_are_bounded():
+    """Two 16 KB lines of random words: the aligner's steps stay under its fixed allowance
+    plus 20 per word (and the spans still spell both lines); difflib's cells on 2 KB lines
+    already exceed that bound."""
+    import random
+
+    from inspectors.explain.diff import _INLINE_FIXED_STEPS, _WORD_RE
+    rng = random.Random(11)
+    vocab = ["add", "mul", "ld", "st", "%r1", "%r2", "0x0", "{", "}", ",", ".", "v4", "b32", "[", "]", ";"]
+
+    def line(size):
+        words = []
+        while sum(map(len, words)) < size:
+            words.append(rng.choice(vocab) + rng.choice(["", " ", "  "]))
+        return "".join(words)[:size]
+
+    a, b = line(16_384), line(16_384)
+    (sa, sb), steps = _steps(inline_spans, a, b)
+    assert "".join(t for t, _ in sa) == a and "".join(t for t, _ in sb) == b
+    n = len(_WORD_RE.findall(a)) + len(_WORD_RE.findall(b))
+    assert steps <= _INLINE_FIXED_STEPS + 20 * n, (steps, n)
+    small_a, small_b = line(2_048), line(2_048)
+    ta, tb = _WORD_RE.findall(small_a), _WORD_RE.findall(small_b)
+    (sa, sb), small_steps = _steps(inline_spans, small_a, small_b)
+    assert "".join(t for t, _ in sa) == small_a and "".join(t for t, _ in sb) == small_b
+    assert small_steps <= _INLINE_FIXED_STEPS + 20 * (len(ta) + len(tb)) < _difflib_cells(ta, tb), small_steps
+
+
+def test_pairing_similar_lines_stops_at_its_budget(monkeypatch):
+    """Blocks of lines that are anagrams of each other pass difflib's quick ratios, so every
+    pair gets a full ratio: all that pairing of one diff stops at `_PAIR_STEPS` (the rest is
+    zipped by position), and without that budget the same diff takes several times more."""
+    import random
+
+    from inspectors.explain import diff
+    rng = random.Random(5)
+    base = list("abcdefghij,.{}[]0123456789abcdefghij,.{}")
+
+    def anagram():
+        rng.shuffle(base)
+        return "".join(base)
+
+    a, b = [], []
+    for k in range(3):
+        a += [f"anchor {k}"] + [anagram() for _ in range(40)]
+        b += [f"anchor {k}"] + [anagram() for _ in range(40)]
+    a, b = "\n".join(a), "\n".join(b)
+    monkeypatch.setattr(diff, "_PAIR_STEPS", 20_000)
+    d, bounded = _steps(diff_stage, "source", a, b)
+    _assert_valid_alignment("source", a, b, d)
+    monkeypatch.setattr(diff, "_PAIR_STEPS", 10 ** 12)
+    _, unbounded = _steps(diff_stage, "source", a, b)
+    assert bounded < 100_000 < 3 * bounded < unbounded, (bounded, unbounded)
