@@ -291,3 +291,33 @@ def test_identities_cost_something(engine):
     for i in range(48):
         engine.forget(f"user:browser:flood{i}")
     assert until(lambda: not any(k.startswith("user:browser:flood") for k in engine.own.sessions()), 30)
+
+
+def _repeated_ptx(lines: int, step: int) -> str:
+    """`lines` lines made of 100 distinct PTX lines repeated, in an order set by `step`."""
+    distinct = [f"\tld.global.v4.b32 \t{{%r{i}, %r{i + 1}, %r{i + 2}, %r{i + 3}}}, [%rd{i}+{16 * i}];"
+                for i in range(100)]
+    return "\n".join(distinct[(k * step + 11) % 100] for k in range(lines)) + "\n"
+
+
+def test_a_compare_of_hostile_texts_is_bounded_work_in_the_server():
+    """Attack 4: Compare on two PTX texts of 100 distinct lines repeated (difflib: quadratic, one
+    diff 208 CPU-s in the Streamlit process). The server's whole Compare of it (alignment and the
+    side-by-side HTML) stays within a bounded CPU and memory; past the size cap it says so."""
+    import resource
+    from app.render.diff_html import render_diff_html
+    from inspectors.explain import diff
+    a, b = _repeated_ptx(20_000, 1), _repeated_ptx(20_000, 37)
+    rss0, cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
+    d = diff.diff_stage("ptx", a, b)
+    html = render_diff_html(d, a, b)
+    cpu, grown = time.process_time() - cpu0, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    print(f"\nFIGURE Compare of 2 x 20,000 hostile lines: {cpu:.2f} CPU-s, peak RSS +{grown:.0f} MiB, "
+          f"{len(html) / MiB:.1f} MB of HTML ({d.summary()})")
+    assert not d.too_large and len(d.rows) >= 20_000
+    assert cpu < 30 and grown < 1024
+    big = _repeated_ptx(diff.MAX_DIFF_LINES + 1, 1)
+    t0 = time.process_time()
+    d = diff.diff_stage("ptx", big, big + "x\n")
+    assert d.too_large.startswith("too large to diff here") and not d.rows
+    assert "too large to diff here" in render_diff_html(d, big, big) and time.process_time() - t0 < 5
