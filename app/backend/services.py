@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import threading
 import time
@@ -26,11 +25,12 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.compile.engine import Engine
 from inspectors.compile.engines import Engines
-from inspectors.explain.insight import Insight, analyze, summarize_stage, unavailable
+from inspectors.explain.insight import Insight, analyze, unavailable
 from inspectors.explain.insight import of as of_worker
-from inspectors.read import liveregs, sass, sourcemap
+from inspectors.explain import sass_job
+from inspectors.read import sass
 from inspectors.read.sourcemap import SourceMap
-from inspectors.store.results import ResultCache, key_of
+from inspectors.store.results import ResultCache, request_key
 
 
 _finish_lock = threading.Lock()
@@ -170,7 +170,7 @@ def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
     # A student's own sandbox keeps what their earlier jobs left in it (their Triton cache): its
     # results are theirs alone, never served to another student who compiles the same text.
     own = f"/own:{session}" if pool.uses_own(request, session) else ""
-    key = key_of(json.dumps(request.to_json(), sort_keys=True), f"{version}/{_FORMAT}{own}")
+    key = request_key(request, f"{version}/{_FORMAT}{own}")     # the files hashed as they are, not copied
     reporter = _waiting_reporter()
     t0 = time.perf_counter()
     try:
@@ -223,16 +223,16 @@ def _result_of(key: str, value: dict) -> CompileResult:
 
 
 @st.cache_data(show_spinner="Disassembling the cubin…", max_entries=64)
-def _sass(cubin_b64: str) -> str:
-    return sass.disassemble_b64(cubin_b64)
+def _sass(cubin_b64: str) -> sass_job.Reply:
+    return sass_job.disassemble(cubin_b64)
 
 
 def stage_text(kernel: KernelResult, stage: str) -> str:
-    """The text of one stage; SASS is disassembled the first time a panel shows it."""
+    """The text of one stage; SASS is disassembled in a job (sass_job) when a panel first shows it."""
     if stage in kernel.stages:
         return kernel.stages[stage]
     if stage == "sass" and kernel.cubin:
-        return _sass(kernel.cubin)
+        return _sass(kernel.cubin).check().sass
     raise KeyError(f"{kernel.name} has no {stage} stage")
 
 
@@ -315,23 +315,24 @@ def _base_insight(kernel: KernelResult, filename: str) -> Insight:
 
 
 @st.cache_data(show_spinner="Reading the live registers of every SASS instruction…", max_entries=32)
-def _pressure(cubin_b64: str, sass_text: str, ptx: str, filename: str):
-    return liveregs.of_kernel(cubin_b64, sass_text, ptx, filename)
+def _pressure(cubin_b64: str, sass_text: str, ptx: str, filename: str) -> sass_job.Reply:
+    return sass_job.pressure(cubin_b64, sass_text, ptx, filename)
 
 
 def register_pressure(kernel: KernelResult, filename: str):
-    """Live registers per Python line (inspectors.read.liveregs), or the SassError message."""
+    """Live registers per Python line (inspectors.read.liveregs, read in a job), or why not."""
     if not kernel.cubin or "ptx" not in kernel.stages:
-        return "live registers come from the cubin: CUDA targets only"
+        return sass_job.no_cubin(kernel.stages)
     try:
-        return _pressure(kernel.cubin, stage_text(kernel, "sass"), kernel.stages["ptx"], kernel.home(filename))
+        return _pressure(kernel.cubin, stage_text(kernel, "sass"), kernel.stages["ptx"],
+                         kernel.home(filename)).check().pressure
     except sass.SassError as e:
         return e.message
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
-def _sass_lines(sass_text: str, ptx: str, filename: str):
-    return sourcemap.sass_stage_lines(sass_text, ptx, filename)
+def _sass_lines(sass_text: str, ptx: str, filename: str) -> sass_job.Reply:
+    return sass_job.sass_lines(sass_text, ptx, filename)
 
 
 def insight(kernel: KernelResult, stage_names: list[str], filename: str):
@@ -342,11 +343,9 @@ def insight(kernel: KernelResult, stage_names: list[str], filename: str):
     base = _base_insight(kernel, filename)
     if "sass" not in stage_names or not kernel.cubin or "ptx" not in kernel.stages:
         return base
-    try:
-        sass_text = stage_text(kernel, "sass")
+    try:           # the line map and summary are read in a job too (inspectors.explain.sass_job)
+        found = _sass_lines(stage_text(kernel, "sass"), kernel.stages["ptx"], filename).check()
     except sass.SassError:       # the SASS panel shows the failure; the rest stands
         return base
-    sass_map = _sass_lines(sass_text, kernel.stages["ptx"], filename)
-    smap = SourceMap(filename, {**base.source_map.stages, "sass": sass_map})
-    return dataclasses.replace(base, source_map=smap,
-                               summaries={**base.summaries, "sass": summarize_stage("sass", sass_text)})
+    smap = SourceMap(filename, {**base.source_map.stages, "sass": found.lines})
+    return dataclasses.replace(base, source_map=smap, summaries={**base.summaries, "sass": found.summary})

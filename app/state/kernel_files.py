@@ -16,7 +16,9 @@ from app.state import keys
 from app.state.workspace import workspace
 from inspectors.base import settings as settings_mod
 from inspectors.base.files import atomic_write
+from inspectors.base.result import MAX_PROJECT_BYTES, MAX_PROJECT_FILES
 from inspectors.store import project as project_mod
+from inspectors.store import workspace as workspace_mod
 from inspectors.store.workspace import WorkspaceError
 import kernels
 
@@ -74,10 +76,16 @@ def filename() -> str:
     return entry[len(WS):] if entry.startswith(WS) else f"{entry}.py"
 
 
+class ProjectTooLarge(WorkspaceError):
+    """The workspace's other files are over what a compile takes (MAX_PROJECT_FILES files,
+    MAX_PROJECT_BYTES bytes): the message says so, for the user; no file was read."""
+
+
 def project() -> tuple[dict[str, str], str]:
     """The files sent with a compile so that imports work, and the file's package: for a file
     opened from disk its project (inspectors.store.project), else the workspace's other files
-    (`from _helpers import block`): this user's workspace only, never another's."""
+    (`from _helpers import block`): this user's workspace only, never another's. Raises
+    ProjectTooLarge (project_files)."""
     disk = on_disk(st.session_state.get(keys.PICKER))
     if disk:
         return project_mod.project_of(disk)
@@ -100,17 +108,36 @@ def changed_on_disk() -> bool:
     return before is not None and before != seen
 
 
-def project_files(limit: int = 200) -> dict[str, str]:
-    """The workspace's other files (their names and texts)."""
+def project_files() -> dict[str, str]:
+    """The workspace's other files (their names and texts), read once, for one compile.
+
+    Counted and sized from stat before any is read: over MAX_PROJECT_FILES files or
+    MAX_PROJECT_BYTES bytes, ProjectTooLarge and nothing is read. A file over a workspace
+    file's bound (workspace.MAX_BYTES: one put there by hand) is left out unread; one that grew
+    since its stat past what is left of MAX_PROJECT_BYTES refuses the compile as well."""
     ws, own = workspace(), filename()
-    out = {}
-    for name in ws.names()[:limit]:
-        if name != own:
-            try:
-                out[name] = ws.read(name)
-            except WorkspaceError:
-                continue
+    entries = [e for e in ws.list() if e.name != own and e.size <= workspace_mod.MAX_BYTES]
+    too_large(len(entries), sum(e.size for e in entries))
+    out, total = {}, 0
+    for e in entries:
+        try:
+            text = ws.read(e.name)
+        except WorkspaceError:
+            continue
+        total += len(text)
+        too_large(len(entries), total)
+        out[e.name] = text
     return out
+
+
+def too_large(count: int, size: int) -> None:
+    """ProjectTooLarge, naming both figures and both limits, when `count` files of `size`
+    bytes in all are more than a compile takes."""
+    if count > MAX_PROJECT_FILES or size > MAX_PROJECT_BYTES:
+        raise ProjectTooLarge(
+            f"This workspace's other files are {count} file{'s' if count != 1 else ''} and "
+            f"{size / 2**20:.1f} MB; a compile takes at most {MAX_PROJECT_FILES} files and "
+            f"{MAX_PROJECT_BYTES >> 20} MB of them. Delete or move some files (Workspace box).")
 
 
 def label(entry: str) -> str:

@@ -1,6 +1,11 @@
 """The compile history: this session's records in memory (the newest SESSION_KEEP), every
-record also saved in the workspace's `.history/` so comparisons survive a restart."""
+record also saved in the workspace's `.history/` so comparisons survive a restart. A record
+keeps its request without the project's file texts (`kept`): the session holds one full request,
+the shown result's (keys.RESULT_REQUEST), not one per compile."""
 from __future__ import annotations
+
+import dataclasses
+import hashlib
 
 import streamlit as st
 
@@ -24,14 +29,26 @@ def figures_of(result: CompileResult, filename: str, launch: int = 0) -> diff.Fi
     return diff.figures(k, services.insight(k, list(k.stages), filename))
 
 
+def kept(request: CompileRequest) -> CompileRequest:
+    """`request` as a record keeps it: each project file's text replaced by its SHA-256
+    ("sha256:<hex>"), so that a record holds the file names and tells changed files apart
+    without a copy of the project (a history record is never compiled again)."""
+    if not request.files:
+        return request
+    return dataclasses.replace(request, files={
+        name: "sha256:" + hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()
+        for name, text in request.files.items()})
+
+
 def record(kernel_label: str, request: CompileRequest, result: CompileResult,
            result_gz: bytes | None = None) -> history.RecordInfo | None:
-    """Keep a successful compile; the same request twice in a row is kept once. `result_gz`:
-    the result as the result cache stored it (HistoryStore.add)."""
+    """Keep a successful compile, its request as `kept`; the same request twice in a row is
+    kept once. `result_gz`: the result as the result cache stored it (HistoryStore.add)."""
     if not result.ok or not result.kernels:
         return None
     order = st.session_state.setdefault(keys.HISTORY, [])
     records = _records()
+    request = kept(request)
     if order and records[order[-1]].request == request:
         return records[order[-1]].info
     rec = history.new_record(kernel_label, request, result, figures_of(result, request.filename).to_json())

@@ -40,6 +40,7 @@ from inspectors.store import export
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages
 from inspectors.base import targets
+from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 import kernels
 
@@ -144,13 +145,21 @@ def compile_if_asked(asked: bool, pending, settings) -> CompileResult | None:
     and compiled, the result stored with its history record. The request waits in the session
     (keys.COMPILE_REQUEST) until its result is stored: a keystroke in the editor starts a new run
     and stops this one at its next st call, and a Compile click is not replayed. The result of a
-    compile made in this run, else None."""
+    compile made in this run, else None. A workspace whose other files are over what a compile
+    takes is refused before they are read (files.ProjectTooLarge): the refusal is shown as the
+    compile's error, and nothing is compiled or kept in the history."""
     if asked or (pending is not None and pending.run):
         files.save_current()
-        ss[keys.COMPILE_REQUEST] = compile_request(settings)
         if pending is not None and pending.run:      # the link's compile is asked for once: a failed
             ss[keys.URL_PENDING] = dataclasses.replace(pending, run=False)   # one (st.rerun to show the
                                                                              # error) must not compile again
+        try:
+            ss[keys.COMPILE_REQUEST] = compile_request(settings)
+        except files.ProjectTooLarge as e:
+            for key in (keys.COMPILE_REQUEST, keys.RESULT_REQUEST, keys.CURRENT_RECORD):
+                ss.pop(key, None)
+            ss[keys.RESULT] = CompileResult(error=CompileError("usage", str(e), files.filename(), None))
+            return ss[keys.RESULT]
     request = ss.get(keys.COMPILE_REQUEST)
     if request is None:
         return None

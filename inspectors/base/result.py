@@ -164,6 +164,13 @@ def timings_of(value) -> dict:
 # plain parts, e.g. "mypkg/ops/utils.py"; the worker refuses any other (inspectors.compile.loading).
 PROJECT_FILE_RE = re.compile(r"^(?:[A-Za-z0-9_.-]+/){0,16}[A-Za-z0-9_.-]+\.(?:py|json|yaml|yml|txt)$")
 
+# The most a request's `files` may hold: this many files, this many characters of text in all. The
+# worker refuses a request over either (inspectors.compile.loading); whoever gathers the files
+# checks them first, by size on disk, before reading any (app/state/kernel_files.py,
+# inspectors.store.project): a file's UTF-8 bytes are never fewer than its characters.
+MAX_PROJECT_FILES = 500
+MAX_PROJECT_BYTES = 16 << 20
+
 
 @dataclass(frozen=True)
 class CompileRequest:
@@ -198,6 +205,23 @@ class CompileRequest:
 MAX_STAGE_CHARS = 16 << 20
 MAX_LINE_CHARS = 16 << 10
 MAX_MESSAGE_CHARS = 64 << 10
+# A cubin past this many bytes is dropped before the server holds it (its SASS stage says so):
+# real Triton cubins are a few hundred KB (a flash-attention kernel's, under 0.5 MB).
+MAX_CUBIN_BYTES = 8 << 20
+CUBIN_TOO_LARGE = "// SASS: the cubin is too large to disassemble here"
+
+
+def cubin_bytes(cubin_b64: str) -> int:
+    """The size of a base64 cubin, decoded (without decoding it)."""
+    return len(cubin_b64) * 3 // 4 - cubin_b64[-2:].count("=")
+
+
+def cubin_too_large(cubin_b64: str) -> str:
+    """Why the cubin is not disassembled here (CUBIN_TOO_LARGE, its size, the limit), or ""."""
+    n = cubin_bytes(cubin_b64)
+    if n <= MAX_CUBIN_BYTES:
+        return ""
+    return f"{CUBIN_TOO_LARGE} ({n / 2**20:.1f} MB; the limit is {MAX_CUBIN_BYTES / 2**20:g} MB)"
 
 
 def bound_text(text: str, limit: int = MAX_STAGE_CHARS, line_limit: int = MAX_LINE_CHARS) -> str:
@@ -222,7 +246,8 @@ def bound_text(text: str, limit: int = MAX_STAGE_CHARS, line_limit: int = MAX_LI
 
 def bounded(result: CompileResult) -> CompileResult:
     """`result` (a worker's answer: written by the user's code as much as by ours) with every
-    stage, message and output bounded (bound_text) before the server parses any of it."""
+    stage, message and output bounded (bound_text) before the server parses any of it, and
+    a cubin over MAX_CUBIN_BYTES dropped: its kernel's SASS stage, when it has none, says why."""
     def err(e: CompileError | None) -> CompileError | None:
         if e is None:
             return None
@@ -233,11 +258,15 @@ def bounded(result: CompileResult) -> CompileResult:
     kernels = []
     for k in result.kernels:
         stages = {str(name): bound_text(text) for name, text in dict(k.stages).items()}
+        cubin = k.cubin if isinstance(k.cubin, str) else ""
+        if cubin_too_large(cubin):
+            stages.setdefault("sass", cubin_too_large(cubin))
+            cubin = ""
         passes = tuple(PassStep(p.index, p.name, p.flag, p.level, p.stage, p.scope, p.changed,
                                 bound_text(p.ir), p.lines) for p in k.passes)
         kernels.append(KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
                                     k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
-                                    str(k.cubin), passes, err(k.error),
+                                    cubin, passes, err(k.error),
                                     k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
                                     bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4)))
     return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),

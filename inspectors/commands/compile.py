@@ -14,7 +14,8 @@ from inspectors.compile.engine import Engine
 from inspectors.compile.engines import Engines
 from inspectors.explain.insight import analyze
 from inspectors.store import project
-from inspectors.read import liveregs, sass
+from inspectors.explain import sass_job
+from inspectors.read import sass
 from inspectors.explain.insight import of as of_worker
 
 
@@ -64,7 +65,8 @@ def _json(result: CompileResult, filename: str) -> dict:
         data.update((of_worker(kernel, filename) or analyze(kernel, kernel.stages, filename)).to_json())
         if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
             try:
-                p = liveregs.of_kernel(kernel.cubin, kernel.stages["sass"], kernel.stages["ptx"], kernel.home(filename))
+                p = sass_job.pressure(kernel.cubin, kernel.stages["sass"], kernel.stages["ptx"],   # bounded, as the app's
+                                      kernel.home(filename)).check().pressure
                 data["register_pressure"] = {str(n): r for n, r in sorted(p.by_line.items())}
                 data["register_peak"] = p.peak
                 data["spills"] = {"stores": {str(n): c for n, c in sorted(p.spill_stores.items())},

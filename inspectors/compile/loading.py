@@ -8,7 +8,7 @@ import traceback
 from pathlib import Path
 
 from inspectors.base.errors import CompileError
-from inspectors.base.result import PROJECT_FILE_RE
+from inspectors.base.result import MAX_PROJECT_BYTES, MAX_PROJECT_FILES, PROJECT_FILE_RE
 
 # A kernel's own file past this is cut (the largest library file seen, a flash-attention, ~100 KB)
 MAX_HOME_BYTES = 4 << 20
@@ -110,12 +110,6 @@ def detail_of(exc) -> str:
         parts.append(f"{type(cur).__name__}: {cur}")
         cur = cur.__cause__ or cur.__context__
     return "\n\nraised from ".join(parts)
-
-
-
-
-MAX_PROJECT_FILES = 500
-MAX_PROJECT_BYTES = 16 << 20
 
 
 def write_project(job_dir: Path, files: dict) -> None:

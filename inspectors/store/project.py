@@ -8,16 +8,18 @@ sibling imports (`from _math import rotate_half`) and package-relative ones
 The root is the folder above the file's outermost package (a folder with `__init__.py`),
 and its Python files are taken down to a few levels, skipping hidden folders, virtual
 environments and caches; a file outside a package takes the Python files beside it. Within
-the worker's limits, and only names the worker accepts (PROJECT_FILE_RE).
+the worker's limits (a file's size on disk counted before it is read: one that would take the
+project past MAX_BYTES ends the gathering unread), and only names the worker accepts
+(PROJECT_FILE_RE).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from inspectors.base.result import PROJECT_FILE_RE
+from inspectors.base.result import MAX_PROJECT_BYTES, MAX_PROJECT_FILES, PROJECT_FILE_RE
 
-MAX_FILES = 400                    # inspectors.compile.loading takes at most 500
-MAX_BYTES = 12 << 20               # ... and 16 MB
+MAX_FILES = MAX_PROJECT_FILES - 100      # under what the worker takes (500 files, 16 MB)
+MAX_BYTES = MAX_PROJECT_BYTES - (4 << 20)
 MAX_DEPTH = 6
 _SKIP = {"__pycache__", "node_modules", "site-packages", "build", "dist"}
 
@@ -54,12 +56,13 @@ def project_of(path: Path) -> tuple[dict[str, str], str]:
                     stack.append((entry, depth + 1))
             elif name.endswith(".py") and entry.is_file():
                 try:
+                    size = entry.stat().st_size
+                    if len(files) >= MAX_FILES or total + size > MAX_BYTES:
+                        return files, package      # before reading it: the bytes bound the characters
                     text = entry.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError):
                     continue
-                total += len(text)
-                if len(files) >= MAX_FILES or total > MAX_BYTES:
-                    return files, package
+                total += max(size, len(text))      # a file that grew since its stat counts as read
                 rel = entry.relative_to(root).as_posix()
                 if PROJECT_FILE_RE.match(rel):       # a name the worker would refuse is left out
                     files[rel] = text

@@ -3,7 +3,8 @@ same options and Triton compiles once for a whole class.
 
 Two levels, both bounded: the newest results in memory (by count), and every result as a
 gzipped JSON file on disk (by total bytes, oldest read first out). A result is keyed by the
-SHA-256 of the request's JSON and the Triton version. Concurrent askers of one key share one
+SHA-256 of the request and the Triton version (`request_key`: the project's files hashed as they
+are, never copied into one JSON string). Concurrent askers of one key share one
 computation: the first computes, the others wait for it, in this process (a thread event) and
 across the server processes that share the folder (an exclusive `flock` on
 `.locks/<key>.lock`: the process holding it computes; one that gets it next finds the result
@@ -11,7 +12,7 @@ on disk). A result that is shared but not kept (a timeout: the same kernel hangs
 is left for the processes waiting on that key in `.shared/`, for a few minutes.
 
     cache = ResultCache(Path("~/.cache/triton-lens/results"), max_items=64, max_bytes=256 * 2**20)
-    result, hit = cache.get_or_compute(key_of(request_json, "3.9.0"), lambda: compile(...), keep)
+    result, hit = cache.get_or_compute(request_key(request, "3.9.0"), lambda: compile(...), keep)
 
 Thread-safe and process-safe; the memory level is each process's own, the disk level (and
 one computation per key) is shared by the processes that use the same folder on one machine
@@ -28,15 +29,37 @@ import os
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from inspectors.base.files import atomic_write
+from inspectors.base.result import CompileRequest
 
 
 def key_of(request_json: str, triton_version: str) -> str:
     return hashlib.sha256(f"{triton_version}\n{request_json}".encode()).hexdigest()
+
+
+_CHUNK = 1 << 16          # characters of a file's text encoded at a time
+
+
+def request_key(request: CompileRequest, triton_version: str) -> str:
+    """The key of `request`'s result: the SHA-256 of the Triton version, the request's JSON
+    without its files (keys sorted), then each project file by name, its name and length before
+    its text. The files are fed to the hash as they are, a slice at a time: no JSON string of a
+    project (up to MAX_PROJECT_BYTES of text) is made to key it. Equal requests get equal keys;
+    requests that differ in any field or file do not."""
+    h = hashlib.sha256(f"{triton_version}\n".encode())
+    h.update(json.dumps(replace(request, files={}).to_json(), sort_keys=True).encode())
+    for name in sorted(request.files, key=str):
+        text, kind = request.files[name], "s"
+        if not isinstance(text, str):            # not a text (the worker refuses it): keyed as its JSON
+            text, kind = json.dumps(text, sort_keys=True, default=str), "j"
+        h.update(f"\n{len(str(name))}:{name}\n{kind}{len(text)}:".encode("utf-8", "surrogatepass"))
+        for i in range(0, len(text), _CHUNK):
+            h.update(text[i:i + _CHUNK].encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 def _gzip_json(value: dict) -> bytes:

@@ -100,7 +100,8 @@ class Workspace:
         return path
 
     def list(self) -> tuple[Entry, ...]:
-        """The kernel files, by name. Symlinks, folders and hidden files are not listed."""
+        """The kernel files, by name, with their sizes and times from stat (no file is read).
+        Symlinks, folders and hidden files are not listed."""
         out = []
         for p in sorted(self._dir().glob("*.py")):
             if p.is_symlink() or not p.is_file() or p.name.startswith("."):
@@ -124,13 +125,19 @@ class Workspace:
             return False
 
     def read(self, name: str) -> str:
+        """The file's text; a file over MAX_BYTES is refused by its size before it is read, and
+        one that grew past it since is refused after reading at most MAX_BYTES + 1 characters."""
         path = self.path(name)
         try:
             if path.stat().st_size > MAX_BYTES:
                 raise WorkspaceError(f"{name} is larger than {MAX_BYTES:,} bytes")
-            return path.read_text(encoding="utf-8", errors="replace")
+            with path.open(encoding="utf-8", errors="replace") as f:
+                text = f.read(MAX_BYTES + 1)
         except FileNotFoundError:
             raise WorkspaceError(f"{name} is not in the workspace (deleted or renamed?)") from None
+        if len(text) > MAX_BYTES:
+            raise WorkspaceError(f"{name} is larger than {MAX_BYTES:,} bytes")
+        return text
 
     # ---- writing
     def save(self, name: str, text: str) -> Entry:

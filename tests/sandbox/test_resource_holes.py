@@ -321,3 +321,39 @@ def test_a_compare_of_hostile_texts_is_bounded_work_in_the_server():
     d = diff.diff_stage("ptx", big, big + "x\n")
     assert d.too_large.startswith("too large to diff here") and not d.rows
     assert "too large to diff here" in render_diff_html(d, big, big) and time.process_time() - t0 < 5
+
+
+def test_a_project_too_large_is_refused_before_the_server_reads_it(tmp_path, monkeypatch):
+    """Attack 5: 200 workspace files of ~1 MB and two Compile clicks (the server went from 102 MB to
+    2.3 GB). The count and bytes are checked from stat where the data enters: refused with the
+    figures, no file read, the server's memory flat, the editor's text kept."""
+    import resource
+    from streamlit.testing.v1 import AppTest
+    from conftest import ROOT
+    from editor_helpers import editor
+    from inspectors.store import workspace as workspace_mod
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    monkeypatch.setenv("TLENS_WORKSPACE_DIR", str(ws))
+    (ws / "driver.py").write_text(VADD)
+    for i in range(200):
+        (ws / f"big_{i:03d}.py").write_text(("# " + "x" * 97 + "\n") * 10_000)
+    read = []
+    real = workspace_mod.Workspace.read
+    monkeypatch.setattr(workspace_mod.Workspace, "read", lambda self, name: read.append(name) or real(self, name))
+    app = AppTest.from_file(str(ROOT / "app" / "main.py"), default_timeout=240)
+    app.run()
+    app.selectbox(key="picker").set_value("ws:driver.py").run()
+    edited = VADD + "\n# my edit\n"
+    editor(app).input(edited).run()
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu0 = time.process_time()
+    for _ in range(2):
+        app.button(key="compile").click().run()
+        assert not app.exception, app.exception
+        assert app.error and "200 files" in app.error[0].value and "at most" in app.error[0].value
+    grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    print(f"\nFIGURE 200 x 1 MB project, two Compiles: refused; peak RSS +{grown:.0f} MiB, "
+          f"{time.process_time() - cpu0:.2f} CPU-s")
+    assert [n for n in read if n.startswith("big_")] == []
+    assert grown < 100 and editor(app).value == edited
