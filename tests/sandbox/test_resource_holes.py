@@ -335,6 +335,7 @@ def test_a_project_too_large_is_refused_before_the_server_reads_it(tmp_path, mon
     ws = tmp_path / "ws"
     ws.mkdir()
     monkeypatch.setenv("TLENS_WORKSPACE_DIR", str(ws))
+    monkeypatch.delenv("TLENS_CLASS", raising=False)         # one workspace (the module's engine set a class's)
     (ws / "driver.py").write_text(VADD)
     for i in range(200):
         (ws / f"big_{i:03d}.py").write_text(("# " + "x" * 97 + "\n") * 10_000)
@@ -357,3 +358,40 @@ def test_a_project_too_large_is_refused_before_the_server_reads_it(tmp_path, mon
           f"{time.process_time() - cpu0:.2f} CPU-s")
     assert [n for n in read if n.startswith("big_")] == []
     assert grown < 100 and editor(app).value == edited
+
+
+PAD_CUBIN = """
+import inspectors.compile.triton_shim as shim
+real = shim.compile_launch
+
+
+def padded(*a, **k):
+    compiled = real(*a, **k)
+    compiled.asm["cubin"] = compiled.asm["cubin"] + b"\\0" * (12 << 20)    # a valid ELF, 12 MB of padding
+    return compiled
+
+
+shim.compile_launch = padded
+"""
+
+
+def test_a_padded_cubin_is_refused_where_it_enters(engine):
+    """Attack 3: the job pads its kernel's cubin to ~12 MB (nvdisasm then prints 44 MB; the server
+    spent 55 CPU-s and kept +476 MB). The answer's cubin is dropped at the size check (nothing
+    in the server disassembles it); what SASS the panel shows is the worker's, bounded."""
+    import resource
+    from inspectors.explain import sass_job
+    source = with_example(PAD_CUBIN).replace("    add(x[1:], y[1:])", "    pass  # add(x[1:], y[1:])")
+    rss0, cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
+    r, _ = compile_as(engine, "user:mallory", source, filename="padded.py")
+    assert r.ok, r.error
+    k = r.kernels[0]
+    # the cubin is dropped; the SASS is the worker's own (made in the student's sandbox, cut at
+    # 16 MB) or, where it made none, the reason
+    assert k.cubin == "" and len(k.stages.get("sass", "")) <= 16 << 20
+    assert "add_kernel" in k.stages["sass"] or "too large to disassemble here" in k.stages["sass"]
+    reply = sass_job.disassemble(k.cubin) if k.cubin else None
+    cpu, grown = time.process_time() - cpu0, (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0) / 1024
+    print(f"\nFIGURE padded cubin: dropped, SASS {len(k.stages['sass']) / MiB:.2f} MB from the worker; the server's part {cpu:.2f} CPU-s, peak RSS +{grown:.0f} MiB")
+    assert reply is None and cpu < 5 and grown < 200
+    engine.forget("user:mallory")
