@@ -116,6 +116,17 @@ def processes_under(folder: Path) -> list[int]:
     return out
 
 
+def beside_alice(eng, attack: str, folder: Path):
+    """mallory's `attack` compiled while alice compiles: (its result, alice's, her seconds, the
+    Watch of the host while both ran)."""
+    watch, box = Watch(folder), {}
+    t = threading.Thread(target=lambda: box.setdefault("r", compile_as(eng, "user:mallory", attack)[0]))
+    t.start()
+    other, seconds = compile_as(eng, "user:alice", VADD + f"\n# beside {time.monotonic()}\n")
+    t.join(120)
+    return box["r"], other, seconds, watch.stop()
+
+
 def gone_within(eng, session, folder: Path, seconds: float = 30.0) -> bool:
     """The student's tabs closed: after `forget`, none of their processes and no folder left."""
     eng.forget(session)
@@ -160,15 +171,7 @@ def test_memory_written_anywhere_in_the_sandbox_is_bounded_and_does_not_outlive_
     cgroup = engine.own.sessions()["user:mallory"]["worker"].cgroup
     held_before = cgroup.memory_bytes() if cgroup is not None else None
     before = available_mib()
-    watch = Watch(folder.parent)
-    result = {}
-    t = threading.Thread(target=lambda: result.setdefault("r", compile_as(engine, "user:mallory",
-                                                                            with_example(SHM_ATTACK))))
-    t.start()
-    other, seconds = compile_as(engine, "user:alice", VADD + "\n# beside\n")
-    t.join(120)
-    watch.stop()
-    attack = result["r"][0]
+    attack, other, seconds, watch = beside_alice(engine, with_example(SHM_ATTACK), folder.parent)
     assert attack.ok, attack.error
     written = attack.output.split("WRITTEN ")[1]
     print(f"\nFIGURE attack wrote {written.strip()[:300]}; least free memory {before - watch.low_mem:.0f} MiB "
@@ -218,15 +221,7 @@ def test_files_kept_between_jobs_are_measured_at_every_answer(engine):
     folder = own_folder(engine, "user:mallory")
     mounted = scratch.is_mounted(folder)
     before_mem, before_disk = available_mib(), disk_free_mib(folder.parent)
-    watch = Watch(folder.parent)
-    result = {}
-    t = threading.Thread(target=lambda: result.setdefault("r", compile_as(engine, "user:mallory",
-                                                                            with_example(FILL_CACHE))))
-    t.start()
-    other, seconds = compile_as(engine, "user:alice", VADD + "\n# beside 2\n")
-    t.join(120)
-    watch.stop()
-    attack = result["r"][0]
+    attack, other, seconds, watch = beside_alice(engine, with_example(FILL_CACHE), folder.parent)
     print(f"\nFIGURE tmpfs scratch: {mounted}; {attack.error and attack.error.message}; "
           f"least free disk "
           f"{before_disk - watch.low_disk:.0f} MiB below the start, memory {before_mem - watch.low_mem:.0f} MiB; "
