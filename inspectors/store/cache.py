@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
-from inspectors.base.result import KernelResult
+from inspectors.base.result import CUBIN_TOO_LARGE, MAX_CUBIN_BYTES, MAX_STAGE_CHARS, KernelResult, bound_text
 from inspectors.read.mlir import parse_ttir_args  # noqa: F401 - re-exported: cache.parse_ttir_args(...)
 
 # File suffix (after the kernel name) -> stage name, from the stage table: the cache names
@@ -316,6 +316,11 @@ _SKIP_OPTIONS = {"hash", "name", "target", "extern_libs", "supported_fp8_dtypes"
 _METADATA_KEYS = ("num_warps", "num_stages", "num_ctas", "shared", "name", "tmem_size", "global_scratch_size")
 
 
+def _read_at_most(path: Path, limit: int) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(limit)
+
+
 def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Path | None = None) -> OpenedKernel:
     """Read one kernel folder into a KernelResult: every stage file, the cubin (base64, for
     SASS and registers), options and target from the metadata JSON (or the TTGIR for a
@@ -334,14 +339,15 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Pa
     texts: dict[str, str] = {}
     for suffix, stage in STAGE_FILES.items():
         p = folder / f"{name}.{suffix}"
-        if p.is_file():
-            texts[stage] = p.read_text(encoding="utf-8", errors="replace")
+        if p.is_file():          # a job may have written it: read at most a stage's bound, then cut
+            texts[stage] = bound_text(_read_at_most(p, MAX_STAGE_CHARS + 1).decode("utf-8", "replace"))
     meta: dict = {}
     jpath = folder / f"{name}.json"
     if jpath.is_file():
         try:
-            meta = json.loads(jpath.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            meta = json.loads(_read_at_most(jpath, 1 << 20).decode("utf-8"))
+            meta = meta if isinstance(meta, dict) else {}
+        except (ValueError, UnicodeDecodeError, RecursionError):
             notes.append(f"{jpath.name} is not valid JSON: options unknown")
     ttgir = texts.get("ttgir", "")
     target = entry.target or _target_from_ir(ttgir, texts.get("ptx", ""))
@@ -356,8 +362,12 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Pa
             options["num_warps"] = int(w.group(1))
     metadata = {k: meta[k] for k in _METADATA_KEYS if isinstance(meta.get(k), (int, str, float))}
     cubin = ""
-    if (folder / f"{name}.cubin").is_file():
-        cubin = base64.b64encode((folder / f"{name}.cubin").read_bytes()).decode()
+    cpath = folder / f"{name}.cubin"
+    if cpath.is_file() and cpath.stat().st_size <= MAX_CUBIN_BYTES:      # larger: not read (SASS says why)
+        cubin = base64.b64encode(_read_at_most(cpath, MAX_CUBIN_BYTES)).decode()
+    elif cpath.is_file() and "sass" not in texts:
+        texts["sass"] = f"{CUBIN_TOO_LARGE} ({cpath.stat().st_size / 2**20:.1f} MB; the limit is " \
+                        f"{MAX_CUBIN_BYTES / 2**20:g} MB)"
     loc_path = ttir_file(folder) if "ttir" in texts else ""
     filename = Path(loc_path).name if loc_path else f"{name}.py"
     source_path = ""

@@ -162,3 +162,19 @@ def test_page_opens_a_fixture_kernel_in_the_viewer():
     shown = panels(at)
     assert {"ptx", "source"} <= set(shown) and "mem-vec" in kinds(shown["ptx"])
     assert any("triton_poi_fused_add_relu_0" in m.value for m in at.markdown)
+
+
+def test_a_folder_a_job_wrote_is_read_bounded(tmp_path, monkeypatch):
+    """A kernel folder a user's job wrote (the torch.compile page's run): each stage file is read
+    at most its bound, a cubin over the cap is not read and the SASS stage says why."""
+    import shutil
+    from inspectors.base import result
+    folder = tmp_path / ADD_RELU
+    shutil.copytree(TRITON0 / ADD_RELU, folder)
+    monkeypatch.setattr(cache, "MAX_STAGE_CHARS", 4096)
+    monkeypatch.setattr(cache, "MAX_CUBIN_BYTES", 1024)
+    ptx = folder / "triton_poi_fused_add_relu_0.ptx"
+    ptx.write_text(ptx.read_text() + "// pad\n" * 100_000)
+    k = cache.load(folder).kernel
+    assert len(k.stages["ptx"]) < 8192 and k.cubin == ""
+    assert k.stages["sass"].startswith(result.CUBIN_TOO_LARGE)
