@@ -18,17 +18,21 @@ def code_span(text: str, limit: int = 200) -> str:
 # What makes a construct in Streamlit's Markdown: images and links (`![`, `[`, `]`), HTML and
 # autolinks (`<`, `>`), code, emphasis and strikethrough (`*`, `~`, `_` at a word's edge), colour
 # directives (`:red[...]`), maths (`$`), tables, headings (`#` starting a line), and the escape
-# itself; GFM's bare autolinks (`http://h`, `www.h`) are broken by an escaped slash or dot.
+# itself. GFM's bare autolinks (`http://h`, `www.h`, `a@h.org`) are found after escapes are
+# resolved: a word joiner (U+2060, invisible) inside `://`, `www.` and before `@` breaks them.
 _ESCAPED = str.maketrans({c: "\\" + c for c in "\\`*[]<>!$~|{}"})
-_CONSTRUCTS = re.compile(r"(?i)://|\bwww\.|(?<!\w)_|_(?!\w)|^[ \t]*#", re.MULTILINE)
+_CONSTRUCTS = re.compile(r"(?i)://|\bwww\.|@|(?<!\w)_|_(?!\w)|^[ \t]*#", re.MULTILINE)
+_JOINER = "\u2060"
 
 
 def _escape(m: re.Match) -> str:
     found = m.group(0)
     if found == "://":
-        return ":\\/\\/"
+        return ":" + _JOINER + "//"
     if found.lower() == "www.":
-        return found[:3] + "\\."
+        return found[:3] + _JOINER + "."
+    if found == "@":
+        return _JOINER + "@"
     return found[:-1] + "\\" + found[-1]
 
 

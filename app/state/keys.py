@@ -61,6 +61,7 @@ CURRENT_RECORD = "current_record"     # its record id (history)
 COMPARE_PICK = "compare_pick"     # (a, b) record ids handed to the Compare page
 URL_APPLIED = "_url_applied"      # the URL was read (once per session)
 URL_PENDING = "_url_pending"      # its launch, panels and line, until a run gets to the end
+URL_IGNORED = "_url_ignored"      # what the link gave that was not used: said on every run of the page
 EDITOR_REOPEN = "_editor_reopen"
 EDITOR_FOLDED_FOR = "_editor_folded_for"
 LAST_COMPILE_S = "last_compile_s"

@@ -72,8 +72,9 @@ def apply_link(entries: list[str]) -> urlstate.UrlState | None:
             if getattr(url, key) is not None:
                 ss[key] = getattr(url, key)
         ss[keys.URL_PENDING] = url
-        if url.ignored:
-            st.warning("Ignored from the link: " + ", ".join(code_span(v) for v in url.ignored))
+        ss[keys.URL_IGNORED] = url.ignored
+    if ss.get(keys.URL_IGNORED):        # every run: the page's first reruns (the browser's width, the cookie) follow at once
+        st.warning("Ignored from the link: " + ", ".join(code_span(v) for v in ss[keys.URL_IGNORED]))
     pending = ss.get(keys.URL_PENDING)
     if ss.get(keys.PICKER) not in entries and keys.PICKER in ss:
         files.say(f"{files.file_of(ss[keys.PICKER]) or ss[keys.PICKER]} is no longer in the workspace.", "warning")

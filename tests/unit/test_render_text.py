@@ -20,7 +20,7 @@ def test_plain_escapes_every_markdown_character():
     for i, ch in enumerate(out):
         if ch in "!$*<>[]`{|}~":
             assert out[i - 1] == "\\", (i, out)
-    assert "www\\.h" in out and "http:\\/\\/h" in out and "\\(" not in out    # no autolink; ( as written
+    assert "http://" not in out and "www." not in out and "\\(" not in out    # no autolink; ( as written
     assert plain("add_kernel in k.py:27") == "add_kernel in k.py:27"
     assert plain("# h\n_em_") == "\\# h\n\\_em\\_"
-    assert re.sub(r"\\(.)", r"\1", out) == hostile
+    assert re.sub(r"\\(.)", r"\1", out).replace("\u2060", "") == hostile
