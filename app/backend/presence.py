@@ -23,7 +23,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 CHECK_S = 5.0            # how often the tabs of the students with a sandbox are looked at
 GRACE_S = 10.0           # a student none of whose tabs is connected this long is gone
 _MAX_STUDENTS = 10_000
-MEASURE_EVERY = 10       # what a session keeps is estimated on its 1st, 11th, 21st... run
+MEASURE_EVERY_S = 5.0    # what a session keeps is estimated at the end of a run, at most this often
 
 
 @dataclasses.dataclass
@@ -32,6 +32,7 @@ class _Student:
     cpu_s: float = 0.0
     runs: int = 0
     held_bytes: int = 0
+    measured: float = float("-inf")           # when held_bytes was estimated
     gone_since: float | None = None
 
 
@@ -116,7 +117,10 @@ def accounted(key: str):
             student = _students.setdefault(key, _Student())
             student.cpu_s += spent
             student.runs += 1
-            measure = student.runs % MEASURE_EVERY == 1
+            now = time.monotonic()
+            measure = now - student.measured >= MEASURE_EVERY_S
+            if measure:
+                student.measured = now
         if measure:          # a walk of the session's state: not on every keystroke's run
             held = held_bytes(dict(st.session_state))
             with _lock:
@@ -163,7 +167,7 @@ def rows(engines, me: str = "") -> list[dict]:
         cgroup = getattr(own["worker"], "cgroup", None) if own else None
         memory = cgroup.memory_bytes() if cgroup is not None else None
         out.append({"student": f"{_short(key)} (you)" if key == me else _hashed(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
-                    "server CPU s": round(s.cpu_s, 2), "server MB (session)": round(s.held_bytes / 2**20, 2),
+                    "server CPU s": round(s.cpu_s, 2), "server KB (session)": round(s.held_bytes / 1024, 1),
                     "sandbox": ("compiling" if own["busy"] else f"idle {own['idle_s']:.0f} s") if own else "none",
                     "sandbox MB": round(memory / 2**20, 1) if memory is not None else None})
     return out

@@ -384,7 +384,7 @@ def test_the_status_line_shows_what_each_student_holds():
     presence._students["user:ann"] = presence._Student(tabs={}, cpu_s=1.5, runs=3, held_bytes=2 << 20)
     assert presence.rows(Engines(own))[0]["student"].startswith("student ")    # others: a hash
     rows = presence.rows(Engines(own), me="user:ann")
-    assert rows == [{"student": "ann (you)", "tabs": 0, "runs": 3, "server CPU s": 1.5, "server MB (session)": 2.0,
+    assert rows == [{"student": "ann (you)", "tabs": 0, "runs": 3, "server CPU s": 1.5, "server KB (session)": 2048.0,
                      "sandbox": "compiling", "sandbox MB": 300.0}]
     assert presence.held_bytes({"a": "x" * 1000, "b": ("y" * 500, b"z" * 24)}) >= 1524
     presence._students.clear()
