@@ -19,9 +19,9 @@ def code_span(text: str, limit: int = 200) -> str:
 # autolinks (`<`, `>`), code, emphasis and strikethrough (`*`, `~`, `_` at a word's edge), colour
 # directives (`:red[...]`), maths (`$`), tables, headings (`#` starting a line), and the escape
 # itself. GFM's bare autolinks (`http://h`, `www.h`, `a@h.org`) are found after escapes are
-# resolved: a word joiner (U+2060, invisible) inside `://`, `www.` and before `@` breaks them.
+# resolved: a word joiner (U+2060, invisible) inside `://`, `www.` and before an address's `@` breaks them.
 _ESCAPED = str.maketrans({c: "\\" + c for c in "\\`*[]<>!$~|{}"})
-_CONSTRUCTS = re.compile(r"(?i)://|\bwww\.|@|(?<!\w)_|_(?!\w)|^[ \t]*#", re.MULTILINE)
+_CONSTRUCTS = re.compile(r"(?i)://|\bwww\.|(?<=\w)@(?=[\w.-]+\.\w)|(?<!\w)_|_(?!\w)|^[ \t]*#", re.MULTILINE)
 _JOINER = "\u2060"
 
 

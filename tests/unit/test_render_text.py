@@ -22,5 +22,6 @@ def test_plain_escapes_every_markdown_character():
             assert out[i - 1] == "\\", (i, out)
     assert "http://" not in out and "www." not in out and "\\(" not in out    # no autolink; ( as written
     assert plain("add_kernel in k.py:27") == "add_kernel in k.py:27"
+    assert plain("no @triton.jit kernel") == "no @triton.jit kernel" and "\u2060@" in plain("mail a@h.org")
     assert plain("# h\n_em_") == "\\# h\n\\_em\\_"
     assert re.sub(r"\\(.)", r"\1", out).replace("\u2060", "") == hostile
