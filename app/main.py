@@ -6,7 +6,7 @@ import time
 import streamlit as st
 
 # `app` imports from anywhere: `make setup` installs the project (pip install -e .)
-from app.backend import presence, services
+from app.backend import gate, presence, services
 from app.state import keys, workspace
 from app.widgets import panels, present
 
@@ -14,8 +14,8 @@ st.set_page_config(page_title="Triton Lens", layout="wide")
 st.session_state[keys.RUN_STARTED] = time.perf_counter()     # a compile's "page" time counts from here
 present.init(st.query_params)       # ?present=1: presentation mode, on whichever page a session opens
 panels.inject_css()
-services.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
-services.engine()          # start the warm compile worker with the first page load
+gate.refuse_unsafe_server()   # a class server runs students' code sandboxed, or not at all
+services.lens().engine()   # start the warm compile worker with the first page load
 services.prewarm_own(workspace.user())   # a class server: this student's own sandbox, started now
 workspace.draw_cookie()    # a new browser's token, as a cookie
 
@@ -30,5 +30,5 @@ PAGES = [
 ]
 # the pages in the top bar: the sidebar keeps its height for the explorer's options
 # (on the first screen at 1280×720); material icons draw without an emoji font (projectors, CI)
-with presence.accounted(services.session_key()):      # this run's server CPU, charged to its student
+with presence.accounted(services.who()):      # this run's server CPU, charged to its student
     st.navigation(PAGES, position="top").run()

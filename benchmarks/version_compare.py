@@ -42,7 +42,8 @@ def main(argv=None) -> int:
         from inspectors.base import settings as settings_mod
         from inspectors.base.result import CompileRequest
         from inspectors.compile.engines import Engines
-        from inspectors.compile.versions import compare_results, compile_both
+        from inspectors.session.compare import compare_results, compile_both
+        from inspectors.session.lens import Lens
         from kernels import LIBRARY
         import torch
 
@@ -65,7 +66,7 @@ def main(argv=None) -> int:
         try:
             for slug, filename, source in files:
                 t = time.perf_counter()
-                ra, rb = compile_both(engines, CompileRequest(source=source, filename=filename, target=args.target),
+                ra, rb = compile_both(Lens(engines=engines, cache=False), CompileRequest(source=source, filename=filename, target=args.target),
                                       args.a, args.b, timeout=300)
                 took = time.perf_counter() - t
                 head = f"== {slug} ({filename}): {len(ra.kernels)} / {len(rb.kernels)} launches, {took:.1f} s"

@@ -14,6 +14,10 @@ its own layer and the layers above it in this list (tests/unit/test_layering.py 
               worker process, the torch.compile runner, and triton_shim (the one module that
               touches Triton internals: triton._C, triton.compiler, triton.runtime, triton.backends).
     bench/    the benchmark model (pure), and the GPU runner with its worker process.
+    session/  the one door: every caller (the app's pages, lessons and widgets, the CLI's
+              commands, the benchmarks) reaches compiles, insights, SASS, diffs, the history,
+              torch.compile and benchmark jobs through it (the Lens and its modules); no caller
+              above imports compile/, bench/ or store/ (tests/unit/test_layering.py).
 
 `python -m inspectors` (__main__.py, the CLI, with its commands in commands/) sits on top and
 may import any layer, and so does cli.py (`tlens`, the installed command: the same commands, and `tlens app` to start the UI in

@@ -142,7 +142,7 @@ def opaque(ctx: Ctx):
     _show_access(est, "store", "Each store of a warp")
     st.dataframe(_accesses_table(est, k, "transpose")[lambda d: d.kind == "store"].head(4), hide_index=True, width="stretch")
     store = next((a for a in est.accesses if a.kind == "store" and a.requests), None)
-    version = services.engine().triton_version
+    version = services.lens().engine().triton_version
     if store is not None and store.lane_stride not in (None, 4):
         what = (f"Triton {version} (compiling here) runs the lanes along `n`: each lane writes into another "
                 f"row, **{store.sectors_per_request:g} sectors per request for {store.bytes_per_request:g} bytes "
@@ -170,7 +170,7 @@ def ncu(ctx: Ctx):
                 f"`l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum` by `…_requests_…` (and `st`).")
     rows_ = _ncu_rows(NCU_FILE.read_text())
     here = _static_here(data)
-    column = f"static here (Triton {services.engine().triton_version} PTX)"
+    column = f"static here (Triton {services.lens().engine().triton_version} PTX)"
     for row in rows_:
         row[column] = here.get((row["kernel"], row["access"]))
     st.dataframe(pd.DataFrame(rows_), hide_index=True, width="stretch", height=36 * (len(rows_) + 1) + 4)

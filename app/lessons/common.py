@@ -14,7 +14,7 @@ from app.backend import services
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.read.lessonfile import CompileSpec, Lesson, Step
-from inspectors.store import lessons as lesson_store
+from inspectors.session import files
 import kernels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,7 +50,7 @@ class StepFailed(Exception):
 def kernel_file(lesson: Lesson, ref: str) -> tuple[str, str]:
     """(file name, source) of a step's kernel: a library kernel or a .py next to the lesson."""
     if ref.endswith(".py"):
-        path = lesson_store.kernel_path(lesson, ref)
+        path = files.lesson_kernel(lesson, ref)
         if path is None:
             raise StepFailed(f"{lesson.file}: no kernel file {ref!r} next to the lesson")
         return path.name, path.read_text(encoding="utf-8")

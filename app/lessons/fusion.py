@@ -11,11 +11,10 @@ import pandas as pd
 import streamlit as st
 
 from app.lessons.common import ROOT, Ctx, gpu_label, gpu_lessons, library_kernels, not_measured, read_json, table
-from inspectors.compile import inductor
 from inspectors.explain import fusion
 from inspectors.read import memops
 from inspectors.read.fxgraph import FxGraph
-from inspectors.store import cache
+from inspectors.session import caches
 
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_cache"
 FIXTURE_RUN = ROOT / "benchmarks" / "results" / "gpu_torch_compile.json"
@@ -33,8 +32,8 @@ def _mb(n: int) -> str:
 def _fixture() -> dict:
     """{example: (its FxGraph, [its Inductor kernels' cache folders])} from the committed H100 cache."""
     run = read_json(FIXTURE_RUN) or {"examples": {}}
-    graphs = inductor.graph_fragments_in(FIXTURE)
-    found = {k.name: k for k in inductor.collect(FIXTURE)}
+    graphs = caches.graph_fragments_in(FIXTURE)
+    found = {k.name: k for k in caches.collect(FIXTURE)}
     out = {}
     for ours, (theirs, _, _) in EXAMPLES.items():
         names = [k["name"] for k in run["examples"].get(theirs, {}).get("kernels", [])]
@@ -61,7 +60,7 @@ def graph(ctx: Ctx):
         g = _graph(example)
         with st.container():
             st.markdown(f"**{TITLES[example]}**")
-            code = inductor.EXAMPLES[EXAMPLES[example][0]]
+            code = caches.EXAMPLES[EXAMPLES[example][0]]
             st.code("def fn" + code.split("def fn", 1)[1].split("def example_inputs")[0].rstrip(), language="python")
             if g is None:
                 st.warning("The Inductor cache tests/fixtures/inductor_cache has no graph for this example.")
@@ -123,7 +122,7 @@ def _ptx_row(who: str, kernel, ptx: str) -> dict:
 @st.cache_data(show_spinner=False, max_entries=4)
 def _inductor_kernels(example: str) -> list:
     got = _fixture().get(example)
-    return [cache.load(folder).kernel for folder in (got[1] if got else [])]
+    return [caches.open_kernel(folder).kernel for folder in (got[1] if got else [])]
 
 
 def inductor_ptx(ctx: Ctx):

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from app.backend import services
 from app.lessons.common import GPU_DIR, Ctx, read_json, table
-from inspectors.explain import copies, insight
+from inspectors.explain import copies
 
 HOPPER_GPU_FILE = GPU_DIR / "gpu_hopper.json"
 VERSIONS = {"torch": "torch.matmul (cuBLAS)", "ptr": "pointers: cp.async", "tma": "TMA loads and store",
@@ -51,8 +52,8 @@ def partitions_panel(ctx: Ctx):
     facts = {}
     for name, kernels in ctx.compiled.items():
         k = kernels[0]
-        found = insight.of(k, k.source_path or "")
-        if found is None:
+        found = services.insight(k, k.source_path or "")
+        if found.cut:
             continue
         asked = int(k.options.get("num_warps", 4))
         facts |= {f"{name}.asked_warps": str(asked), f"{name}.warps": str(found.warps or asked)}

@@ -17,9 +17,8 @@ from app.state.workspace import workspace
 from inspectors.base import settings as settings_mod
 from inspectors.base.files import atomic_write
 from inspectors.base.result import MAX_PROJECT_BYTES, MAX_PROJECT_FILES
-from inspectors.store import project as project_mod
-from inspectors.store import workspace as workspace_mod
-from inspectors.store.workspace import WorkspaceError
+from inspectors.session import files as session_files
+from inspectors.session.files import WorkspaceError
 import kernels
 
 NEW_KERNEL = "my_kernel"            # picker entry that creates a workspace file (the old "✎ My kernel")
@@ -88,7 +87,7 @@ def project() -> tuple[dict[str, str], str]:
     ProjectTooLarge (project_files)."""
     disk = on_disk(st.session_state.get(keys.PICKER))
     if disk:
-        return project_mod.project_of(disk)
+        return session_files.project_of(disk)
     return project_files(), ""
 
 
@@ -98,7 +97,7 @@ def changed_on_disk() -> bool:
     disk = on_disk(st.session_state.get(keys.PICKER))
     if not disk:
         return False
-    root, _ = project_mod.package_root(disk)
+    root, _ = session_files.package_root(disk)
     try:
         seen = {str(p): p.stat().st_mtime_ns for p in [disk, *root.glob("*.py"), *root.glob("*/*.py")]}
     except OSError:
@@ -116,7 +115,7 @@ def project_files() -> dict[str, str]:
     file's bound (workspace.MAX_BYTES: one put there by hand) is left out unread; one that grew
     since its stat past what is left of MAX_PROJECT_BYTES refuses the compile as well."""
     ws, own = workspace(), filename()
-    entries = [e for e in ws.list() if e.name != own and e.size <= workspace_mod.MAX_BYTES]
+    entries = [e for e in ws.list() if e.name != own and e.size <= session_files.MAX_FILE_BYTES]
     too_large(len(entries), sum(e.size for e in entries))
     out, total = {}, 0
     for e in entries:

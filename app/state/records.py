@@ -4,40 +4,18 @@ keeps its request without the project's file texts (`kept`): the session holds o
 the shown result's (keys.RESULT_REQUEST), not one per compile."""
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-
 import streamlit as st
 
-from app.backend import services
 from app.state import keys
 from app.state.workspace import history_store
-from inspectors.explain import diff
-from inspectors.store import history
 from inspectors.base.result import CompileRequest, CompileResult
+from inspectors.session import records as history
 
 SESSION_KEEP = 30        # records of this session kept in memory
 
 
 def _records() -> dict:
     return st.session_state.setdefault(keys.RECORDS, {})
-
-
-def figures_of(result: CompileResult, filename: str, launch: int = 0) -> diff.Figures:
-    """Summary figures of one launch (the insight is cached per kernel)."""
-    k = result.kernels[launch]
-    return diff.figures(k, services.insight(k, list(k.stages), filename))
-
-
-def kept(request: CompileRequest) -> CompileRequest:
-    """`request` as a record keeps it: each project file's text replaced by its SHA-256
-    ("sha256:<hex>"), so that a record holds the file names and tells changed files apart
-    without a copy of the project (a history record is never compiled again)."""
-    if not request.files:
-        return request
-    return dataclasses.replace(request, files={
-        name: "sha256:" + hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()
-        for name, text in request.files.items()})
 
 
 def record(kernel_label: str, request: CompileRequest, result: CompileResult,
@@ -48,10 +26,9 @@ def record(kernel_label: str, request: CompileRequest, result: CompileResult,
         return None
     order = st.session_state.setdefault(keys.HISTORY, [])
     records = _records()
-    request = kept(request)
-    if order and records[order[-1]].request == request:
+    if order and records[order[-1]].request == history.kept(request):
         return records[order[-1]].info
-    rec = history.new_record(kernel_label, request, result, figures_of(result, request.filename).to_json())
+    rec = history.make(kernel_label, request, result)
     records[rec.info.id] = rec
     order.append(rec.info.id)
     for old in order[:-SESSION_KEEP]:
@@ -93,10 +70,6 @@ def previous_of(rid: str) -> str | None:
 
 def headline(before: str, after: str, infos: list[history.RecordInfo]) -> str:
     """What changed from record `before` to `after` (both among `infos`, all_infos(): the caller
-    lists the history once per run) in their first launch, most telling first ("loads v1 → v4,
-    registers 40 → 56"); "" when nothing did or a record is gone."""
+    lists the history once per run) in their first launch ("loads v1 → v4, registers 40 → 56")."""
     by_id = {i.id: i for i in infos}
-    a, b = by_id.get(before), by_id.get(after)
-    if a is None or b is None or not a.figures or not b.figures:
-        return ""
-    return diff.headline(diff.Figures.from_json(a.figures), diff.Figures.from_json(b.figures))
+    return history.headline(by_id.get(before), by_id.get(after))

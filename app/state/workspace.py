@@ -8,9 +8,9 @@ from pathlib import Path
 import streamlit as st
 
 from app.state import keys
-from inspectors.store import history
+from inspectors.session import records as history
 from inspectors.base import settings as settings_mod
-from inspectors.store.workspace import Workspace, user_folder
+from inspectors.session.files import Workspace, user_folder
 
 TOKEN_COOKIE = "tlens_token"
 
@@ -75,4 +75,4 @@ def workspace() -> Workspace:
 
 
 def history_store() -> history.HistoryStore:
-    return history.HistoryStore(workspace_root() / ".history")
+    return history.history_store(workspace_root())

@@ -20,9 +20,8 @@ import streamlit as st
 
 from app.backend import services
 from app.widgets import bench_view
-from inspectors.bench import versions as bench_versions
-from inspectors.bench import worker as bench_worker
-from inspectors.bench.model import BenchRequest, BenchResult
+from inspectors.session import bench
+from inspectors.session.bench import BenchRequest, BenchResult
 import kernels
 
 EXPLORER_KEYS = ("picker", "source", "target", "num_warps", "num_stages", "constexprs", "signature", "timeout")
@@ -116,10 +115,10 @@ def run_if_asked(choice: Choice) -> None:
                            device=choice.device, providers=choice.providers)
     bar = st.progress(0.0, text="Starting the benchmark worker…")
 
-    def on_progress(p: bench_worker.Progress) -> None:
+    def on_progress(p: bench.Progress) -> None:
         bar.progress(min(max(p.fraction, 0.0), 1.0), text=p.message)
 
-    result = bench_worker.run_benchmark(request, on_progress)
+    result = bench.run(request, on_progress)
     bar.empty()
     st.session_state["bench-result"] = result.to_json()
     st.session_state["bench-result-size"] = choice.size
@@ -127,7 +126,7 @@ def run_if_asked(choice: Choice) -> None:
 
 def versions_box(choice: Choice) -> None:
     """Two Triton versions (README, "Several Triton versions"): A and B timed in turns."""
-    versions = services.triton_versions()
+    versions = services.lens().versions()
     if len(versions) <= 1:
         return
     with st.expander("Time it under two Triton versions"):
@@ -137,12 +136,11 @@ def versions_box(choice: Choice) -> None:
         rounds = c3.number_input("rounds", 1, 5, 2, key="bench-vrounds",
                                  help="each round runs A and B once, each in its own worker; order A B, B A, ...")
         if st.button("Compare the versions", key="bench-versions", disabled=va == vb):
-            envs = services.engines().envs
             request = BenchRequest(slug=choice.slug, source=choice.source, size=choice.size, sweep=choice.sweep,
                                    device=choice.device)
             vbar = st.progress(0.0, text="Starting the benchmark workers…")
-            vres = bench_versions.run_versions(
-                request, [envs[va], envs[vb]], rounds=int(rounds),
+            vres = bench.versions(
+                services.lens(), request, va, vb, rounds=int(rounds),
                 on_progress=lambda p: vbar.progress(min(max(p.fraction, 0.0), 1.0), text=p.message))
             vbar.empty()
             st.session_state["bench-versions-result"] = vres

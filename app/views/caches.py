@@ -14,9 +14,6 @@ and its run, `_tc_run`, the kernels it made or the H100 fixture's, `_tc_kernels`
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import tempfile
 from datetime import datetime
 from pathlib import Path
 
@@ -25,8 +22,7 @@ import streamlit as st
 from app.backend import presence, services
 from app.widgets import panels
 from app.render.text import plain
-from inspectors.store import cache
-from inspectors.compile import inductor
+from inspectors.session import caches as cache
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages
 from inspectors.base import targets
@@ -38,7 +34,7 @@ PAGE_SIZE = 50
 OTHER = "Another folder…"
 
 
-# ---- thin cached wrappers (logic lives in inspectors.store.cache / inspectors.compile.inductor) -------------
+# ---- thin cached wrappers (logic lives in inspectors.session.caches) -------------
 @st.cache_data(show_spinner="Listing kernels…", max_entries=16)
 def _scan(root: str, root_mtime: float) -> cache.ScanResult:
     return cache.scan(root)
@@ -46,12 +42,12 @@ def _scan(root: str, root_mtime: float) -> cache.ScanResult:
 
 @st.cache_data(show_spinner="Reading the kernel's files…", max_entries=32)
 def _open(path: str, mtime: float, roots: tuple[str, ...], confined: str = "") -> cache.OpenedKernel:
-    return cache.load(path, [Path(r) for r in roots], confined=Path(confined) if confined else None)
+    return cache.open_kernel(path, roots, confined=Path(confined) if confined else None)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _collect(inductor_dir: str, mtime: float) -> tuple[inductor.InductorKernel, ...]:
-    return inductor.collect(Path(inductor_dir))
+def _collect(inductor_dir: str, mtime: float) -> tuple[cache.InductorKernel, ...]:
+    return cache.collect(Path(inductor_dir))
 
 
 def _mtime(path: Path) -> float:
@@ -66,59 +62,26 @@ def _source_roots(settings: settings_mod.Settings) -> tuple[str, ...]:
     return (str(ROOT / "kernels"), str(settings.workspace_dir))
 
 
-TC_RUNS_KEPT = 20       # torch.compile run folders kept on disk (the oldest is removed first)
-
-
-def _run_torch_compile(source: str, timeout: float, settings: settings_mod.Settings) -> inductor.InductorRun:
-    """In a subprocess of its own (the user's function never runs in the server), in a fresh
-    folder of the server's: nothing of an earlier run, another session's or its own, is there
-    for the job to replace, and what the server reads back afterwards is confined to it
-    (inductor.settle, inductor.confine)."""
-    runs = settings.triton_cache_dir.parent / "torch_compile"
-    runs.mkdir(parents=True, exist_ok=True)
-    old = sorted((d for d in runs.iterdir() if d.is_dir() and not d.is_symlink()), key=lambda d: d.stat().st_mtime)
-    for d in old[:max(0, len(old) - TC_RUNS_KEPT + 1)]:
-        shutil.rmtree(d, ignore_errors=True)
-    out = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
-    (out / "fn.py").write_text(source, encoding="utf-8")
-    try:
-        proc = inductor.run_file(out / "fn.py", out, timeout)
-    except subprocess.TimeoutExpired:
-        shutil.rmtree(out, ignore_errors=True)
-        return inductor.InductorRun(function="fn.py", error={"kind": "timeout", "message":
-                                    f"torch.compile took longer than {timeout:g} s and was stopped", "detail": ""})
-    refused = inductor.settle(out)
-    if refused:
-        shutil.rmtree(out, ignore_errors=True)
-        return inductor.InductorRun(function="fn.py", error={"kind": "limit", "message": refused, "detail": ""})
-    try:
-        return inductor.confine(inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1])), out)
-    except (ValueError, IndexError, TypeError, KeyError, AttributeError):
-        return inductor.InductorRun(function="fn.py", error={"kind": "crash", "message":
-                                    f"the torch.compile process ended with status {proc.returncode}",
-                                    "detail": proc.stderr[-8000:]})
-
-
 # ---- the kernel viewer, shared by both modes ---------------------------------------------------
 def _server_status() -> None:
     """The compile pool and the shared result cache: what they hold, and a way to empty it."""
     with st.expander("Compile server: workers, queue, result cache", expanded=False):
-        pool = services.engine().status()
-        size = services.results().size()
+        pool = services.lens().engine().status()
+        size = services.lens().cache_size()
         st.markdown(f"**{pool['workers']}** warm compile workers ({pool['slots']} now, spares included) · "
                     f"**{pool['running']}** compiling · **{pool['waiting']}** waiting · {pool['completed']} done  \n"
                     + (f"Students' own sandboxes: **{pool['own']['live']}** warm of at most {pool['own']['cap']} "
                        f"({pool['own']['busy']} compiling; {pool['own']['started']} started, "
                        f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
                     + f"Result cache, shared by every session: {size.describe()}")
-        students = presence.rows(services.engines(), services.session_key())
+        students = presence.rows(services.lens().engines, services.who())
         if "own" in pool and students:       # a class server: who holds what
             st.caption(f"Per student ({len(students)}): the server's CPU for their page runs, what their session "
                        "keeps in its memory (an estimate), their own sandbox and its memory")
             st.dataframe(students, hide_index=True, width="stretch")
         if st.button("Clear the result cache", key="clear_results",
                      help="Every session compiles again on its next Compile; the Triton cache is kept"):
-            services.results().clear()
+            services.lens().clear_results()
             st.toast("Result cache cleared")
             st.rerun()
 
@@ -165,7 +128,7 @@ def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
     chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
                             key=f"{key}-stages-{backend}", format_func=lambda n: stages.get(n).label,
                             max_selections=3)
-    insight = services.insight(kernel, chosen, opened.filename)
+    insight = services.insight(kernel, opened.filename, with_sass="sass" in chosen)
     smap = insight.source_map
     mapped = sorted(smap.python_to_stage())
     source_lines = kernel.stages.get("source", "").splitlines()
@@ -247,21 +210,21 @@ def cache_browser(settings: settings_mod.Settings) -> cache.OpenedKernel | None:
 
 
 # ---- torch.compile -----------------------------------------------------------------------------
-def _tc_run(settings: settings_mod.Settings, gpu: bool) -> inductor.InductorRun | None:
+def _tc_run(settings: settings_mod.Settings, gpu: bool) -> cache.InductorRun | None:
     """The example's function file, Run (a GPU only), and the session's last run (its error shown)."""
-    example = st.selectbox("Example", list(inductor.EXAMPLES), key="tc_example",
+    example = st.selectbox("Example", list(cache.EXAMPLES), key="tc_example",
                            format_func=lambda n: n.replace("_", " "))
     if st.session_state.get("tc_loaded") != example:
         st.session_state["tc_loaded"] = example
-        st.session_state["tc_source"] = inductor.EXAMPLES[example]
+        st.session_state["tc_source"] = cache.EXAMPLES[example]
     st.text_area("PyTorch function file: fn(...) and example_inputs() (tensors made without a device)",
                  key="tc_source", height=260)
     run_clicked = st.button("Run torch.compile", type="primary", key="tc_run", disabled=not gpu,
                             help=None if gpu else "needs an NVIDIA GPU")
     if run_clicked:
         with st.status("torch.compile in a worker process…", expanded=False) as status:
-            run = _run_torch_compile(st.session_state["tc_source"], max(120.0, 2 * settings.compile_timeout_s),
-                                     settings)
+            run = cache.torch_compile(st.session_state["tc_source"], max(120.0, 2 * settings.compile_timeout_s),
+                                      settings)
             status.update(label="Compiled" if run.ok else "torch.compile failed",
                           state="complete" if run.ok else "error")
         st.session_state["tc_run_result"] = run
@@ -294,7 +257,7 @@ def _gpu_summary() -> None:
     st.dataframe(rows, hide_index=True, width="stretch")
 
 
-def _tc_kernels(run: inductor.InductorRun | None) -> tuple[tuple, Path]:
+def _tc_kernels(run: cache.InductorRun | None) -> tuple[tuple, Path]:
     """The kernels of a good run (with its timing), else the H100 fixture's (with its GPU's figures).
     (The kernels, the Inductor folder they are in.)"""
     if run is not None and run.ok:
@@ -309,7 +272,7 @@ def _tc_kernels(run: inductor.InductorRun | None) -> tuple[tuple, Path]:
     return kernels, FIXTURE
 
 
-def _tc_open(kernels, inductor_dir: Path, run: inductor.InductorRun | None) -> cache.OpenedKernel | None:
+def _tc_open(kernels, inductor_dir: Path, run: cache.InductorRun | None) -> cache.OpenedKernel | None:
     """The kernels in a table and the config picked opened (a run's read confined to its folder)."""
     st.dataframe([{"kernel": k.name, "kind": k.category, "fuses (FX nodes)": k.fused_ops,
                    "ATen ops": ", ".join(k.aten_ops), "configs compiled": len(k.cache_entries),
@@ -332,7 +295,7 @@ def _tc_open(kernels, inductor_dir: Path, run: inductor.InductorRun | None) -> c
 
 
 def torch_compile(settings: settings_mod.Settings) -> cache.OpenedKernel | None:
-    gpu = inductor.gpu_probe()
+    gpu = cache.gpu_probe()
     if not gpu:
         st.warning("**No GPU on this machine.** torch.compile mode needs an NVIDIA GPU: Inductor writes Triton "
                    "kernels only for GPU tensors (on the CPU it writes C++). You can still open caches copied from "

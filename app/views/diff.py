@@ -15,8 +15,6 @@ the launch (`_pick_launch`), the delta table (`_delta_table`) and one stage's di
 """
 from __future__ import annotations
 
-import dataclasses
-
 import streamlit as st
 
 from app.backend import services
@@ -26,12 +24,13 @@ from app.widgets import panels
 from app.render.text import plain
 from inspectors.read.sass import SassError
 from inspectors.explain import diff
+from inspectors.session import files
+from inspectors.session.compare import delta as launch_delta
+from inspectors.session.records import CompileRecord, make as make_record
 from inspectors.explain.versions import version_headline, version_notes
-from inspectors.store import history
 from inspectors.base import stages
 from inspectors.base import targets
 from inspectors.base.result import CompileRequest, KernelResult
-from inspectors.store.workspace import WorkspaceError
 import kernels
 
 WARPS = [None, 1, 2, 4, 8, 16, 32]
@@ -44,7 +43,7 @@ MODES = {"history": "Two compiles from the history", "options": "One kernel, two
 def pick_mode() -> str:
     """History, option sets or (with extra Triton versions set up) versions; the explorer's
     "Compare with previous" (its pick waiting in the session) lands on the history."""
-    modes = ["history", "options"] + (["versions"] if len(services.triton_versions()) > 1 else [])
+    modes = ["history", "options"] + (["versions"] if len(services.lens().versions()) > 1 else [])
     if st.session_state.get("cmp-mode") not in modes or st.session_state.get("compare_pick"):
         st.session_state["cmp-mode"] = "history"
     return st.segmented_control("What to compare", modes, key="cmp-mode", format_func=MODES.get) or "history"
@@ -119,7 +118,7 @@ def _option_set(side: str, column) -> None:
     with column:
         st.markdown(f"**{side.upper()}**")
         st.selectbox("Target GPU", target_keys, key=f"opt-{side}-target", format_func=lambda k: targets.parse(k).label)
-        versions = services.triton_versions()
+        versions = services.lens().versions()
         if len(versions) > 1:
             st.selectbox("Triton version", versions, key=f"opt-{side}-triton")
         st.selectbox("num_warps", WARPS, key=f"opt-{side}-warps",
@@ -133,7 +132,7 @@ def _default_versions(mode: str) -> None:
     """Each time a mode is entered its Triton versions start over: two option sets are compiled by
     the one Triton the Explorer uses (a version change would hide among the option changes), two
     versions oldest → newest. Within a mode the user's picks stay."""
-    versions = services.triton_versions()
+    versions = services.lens().versions()
     if len(versions) < 2 or st.session_state.get("opt-entered") == mode:
         return
     st.session_state["opt-entered"] = mode
@@ -142,16 +141,16 @@ def _default_versions(mode: str) -> None:
     else:
         # the Explorer's pick: its widget's state is gone on another page, its kept copy (app/state/keep.py) is not
         own = keep.kept(keys.TRITON) or st.session_state.get(keys.TRITON)
-        own = own if own in versions else services.engines().own or versions[-1]
+        own = own if own in versions else services.lens().engines.own or versions[-1]
         st.session_state["opt-a-triton"] = st.session_state["opt-b-triton"] = own
 
 
-def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
+def _build() -> tuple[CompileRecord, CompileRecord] | None:
     """Build A and B: the kernel compiled with each option set (None, and the error shown, if
     either fails)."""
     try:
         text, filename = _source_of(st.session_state["opt-src"])
-    except (WorkspaceError, OSError) as e:
+    except (files.WorkspaceError, OSError) as e:
         st.error(str(e))
         return None
     pair = []
@@ -166,7 +165,7 @@ def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
                                  num_stages=st.session_state[f"opt-{side}-stages"],
                                  constexprs=constexprs, sass=False,
                                  triton_version=st.session_state.get(f"opt-{side}-triton", "")
-                                 if len(services.triton_versions()) > 1 else "")
+                                 if len(services.lens().versions()) > 1 else "")
         with st.spinner(f"Compiling {side.upper()}" + (f" with Triton {request.triton_version}…"
                                                        if request.triton_version else "…")):
             result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
@@ -175,7 +174,7 @@ def _build() -> tuple[history.CompileRecord, history.CompileRecord] | None:
         elif not result.ok:
             st.error(f"{side.upper()}: {plain(result.error.headline())}")
             return None
-        pair.append(history.new_record(filename, request, result, {}))
+        pair.append(make_record(filename, request, result, with_figures=False))
     return tuple(pair)
 
 
@@ -221,18 +220,10 @@ def _pick_launch(ka_all: list[KernelResult], kb_all: list[KernelResult]) -> int 
     return 0
 
 
-def _delta_table(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
+def _delta_table(rec_a: CompileRecord, rec_b: CompileRecord,
                  ka: KernelResult, kb: KernelResult) -> None:
     """The headline (and what only a version change explains), then the figures of A and B."""
-    with_sass = ["sass"] if ka.cubin and kb.cubin else []
-    ia = services.insight(ka, list(ka.stages) + with_sass, rec_a.request.filename)
-    ib = services.insight(kb, list(kb.stages) + with_sass, rec_b.request.filename)
-    fa, fb = diff.figures(ka, ia), diff.figures(kb, ib)
-    for f, k, name in ((fa, ka, "fa"), (fb, kb, "fb")):
-        if k.error is not None and not k.cubin and k.target.startswith("cuda"):   # not assembled: unknown, not 0
-            f = dataclasses.replace(f, shared_bytes=None, occupancy=None)
-            fa, fb = (f, fb) if name == "fa" else (fa, f)
-    table = diff.delta_table(fa, fb)
+    table = launch_delta(ka, kb, rec_a.request.filename, rec_b.request.filename)
     va, vb = rec_a.result.triton_version, rec_b.result.triton_version
     if va and vb and va != vb:
         notes = version_notes(va, vb, ka, kb)
@@ -250,7 +241,7 @@ def _delta_table(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
                                 "group": st.column_config.TextColumn(width="small")})
 
 
-def _stage_diff(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
+def _stage_diff(rec_a: CompileRecord, rec_b: CompileRecord,
                 ka: KernelResult, kb: KernelResult) -> None:
     """One stage both have, its diff with noise ignored or not, three lines of context or all."""
     common = [s.name for s in sorted(stages.STAGES, key=lambda s: s.order)
@@ -277,7 +268,7 @@ def _stage_diff(rec_a: history.CompileRecord, rec_b: history.CompileRecord,
     st.html(body)
 
 
-def _show(rec_a: history.CompileRecord, rec_b: history.CompileRecord) -> None:
+def _show(rec_a: CompileRecord, rec_b: CompileRecord) -> None:
     ka_all, kb_all = rec_a.result.kernels, rec_b.result.kernels
     i = _pick_launch(ka_all, kb_all)
     if i is None:

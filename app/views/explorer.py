@@ -36,7 +36,7 @@ from app.state.kernel_files import NEW_KERNEL, WS
 from app.widgets import compile_options, panels, present, profile_view, tables, workspace_box
 from app.render.text import code_span, plain
 from inspectors.explain import diff
-from inspectors.store import export
+from inspectors.session import files as session_files
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages
 from inspectors.base import targets
@@ -137,7 +137,7 @@ def compile_request(settings) -> CompileRequest | None:
         max_output_bytes=settings.max_output_bytes,
         sass=False,          # disassembled when a SASS panel is opened (~0.35 s per kernel)
         files=project, package=package,
-        triton_version=ss.get(keys.TRITON, "") if len(services.triton_versions()) > 1 else "",
+        triton_version=ss.get(keys.TRITON, "") if len(services.lens().versions()) > 1 else "",
     )
 
 
@@ -221,7 +221,7 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
         fname = files.filename()
         a2.download_button("Zip", icon=":material/download:", key=keys.EXPORT, on_click="ignore", width="stretch",
                            help="Zip: every stage of every launch + a report.md",
-                           data=lambda r=request_now, res=result, f=fname: export.bundle(r, res, f),
+                           data=lambda r=request_now, res=result, f=fname: session_files.export(r, res, f),
                            file_name=f"{fname[:-3]}-{kernel.target.replace(':', '_')}.zip",
                            mime="application/zip")
     n_compiles = len(records.session_ids())
@@ -284,7 +284,7 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
         kernel, stage_col, follow_col = _result_bar(result)
     chosen = _stages_pick(kernel, present_bar.stages if present_bar else stage_col, pending, present_bar, viewport)
     filename = files.filename()
-    insight = services.insight(kernel, chosen, filename)
+    insight = services.insight(kernel, filename, with_sass="sass" in chosen)
     smap = insight.source_map
     mapped = sorted(smap.python_to_stage())
     source_lines = kernel.stages["source"].splitlines()
@@ -310,7 +310,7 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
         if r.line and r.file == home:
             marks[r.line] = (marks[r.line] + " · " if r.line in marks else "") + f"{r.kind}: {r.message}"
     panels.render_panels(kernel, chosen, smap, mapped, keys.FOLLOW, selected_py,
-                         result.triton_version if len(services.triton_versions()) > 1 else "", heat, marks, regs)
+                         result.triton_version if len(services.lens().versions()) > 1 else "", heat, marks, regs)
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines, keys.FOLLOW, mapped)
@@ -352,7 +352,7 @@ def finish_run(shown: dict) -> None:
 
 def explorer() -> None:
     settings = settings_mod.load()
-    engine = services.engine()          # starts the warm worker on first load
+    engine = services.lens().engine()        # starts the warm worker on first load
     ws = workspace.workspace()
     restore_widgets(settings)
     entries = files.entries()
@@ -375,7 +375,7 @@ def _outside_main() -> tuple:
 @st.fragment
 def main_area() -> None:
     """The fragment (`_main_area`), its server CPU charged to its student (a full run's: once)."""
-    with presence.accounted(services.session_key()):
+    with presence.accounted(services.who()):
         _main_area()
 
 

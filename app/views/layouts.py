@@ -173,7 +173,7 @@ def kernel_layouts() -> None:
     result, filename = compile_kernel(settings)
     kernel = pick_launch(result)
     found = layout_view.module_layouts(kernel.stages.get("ttgir", ""))
-    insight = services.insight(kernel, [], filename)
+    insight = services.insight(kernel, filename)
     st.caption(f"**{kernel.name}** · {kernel.target} · num_warps = {kernel.options.get('num_warps')} · "
                f"{found.warp_size} threads per warp · {len(found.uses)} layouts · shared memory "
                f"{kernel.metadata.get('shared', 0)} B")

@@ -23,7 +23,7 @@ from inspectors.base import settings as settings_mod
 from inspectors.base.stages import STAGES
 from inspectors.explain import exercise
 from inspectors.read.lessonfile import Known
-from inspectors.store import lessons as lesson_store
+from inspectors.session import files
 
 KNOWN = Known(panels=frozenset(PANELS), metrics=exercise.names(), kernels=frozenset(LIBRARY),
               stages=frozenset(s.name for s in STAGES) | {"source"})
@@ -39,7 +39,7 @@ def _stamp(folders: tuple) -> tuple:
     out = []
     for folder in folders:
         if folder is not None:
-            for p in lesson_store.lesson_files(folder):
+            for p in files.lesson_files(folder):
                 try:
                     s = p.stat()
                     out.append((str(p), s.st_size, s.st_mtime_ns))
@@ -49,8 +49,8 @@ def _stamp(folders: tuple) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _load(stamp: tuple, folders: tuple) -> lesson_store.Found:
-    return lesson_store.load_all(folders, KNOWN)
+def _load(stamp: tuple, folders: tuple) -> files.Found:
+    return files.lessons(folders, KNOWN)
 
 
 def load_lessons() -> dict:

@@ -11,9 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from app.render.text import plain
-from inspectors.bench import model as bench
-from inspectors.bench import worker as bench_worker
-from inspectors.bench.model import BenchResult
+from inspectors.session import bench
+from inspectors.session.bench import BenchResult
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "bench"
 
@@ -21,7 +20,7 @@ ASSETS = Path(__file__).resolve().parents[2] / "assets" / "bench"
 @st.cache_resource(show_spinner="Looking for a GPU…")
 def gpu_probe() -> dict:
     """Which GPUs the benchmark worker sees; asked once per server (imports torch in a subprocess)."""
-    return bench_worker.probe()
+    return bench.probe()
 
 
 @st.cache_data(show_spinner=False)

@@ -28,7 +28,7 @@ def draw(settings, engine) -> None:
     target_keys = list(targets.KNOWN)
     if keys.TARGET not in ss:
         ss[keys.TARGET] = settings.default_target if settings.default_target in target_keys else target_keys[0]
-    versions = services.triton_versions()
+    versions = services.lens().versions()
     if len(versions) > 1:      # extra versions set up (README, "Several Triton versions"): side by side,
         t_col, v_col = st.columns([3, 2], gap="small")    # so that the sidebar stays on the first screen
         t_col.selectbox("Target GPU", target_keys, key=keys.TARGET, format_func=lambda k: targets.parse(k).label)

@@ -18,7 +18,7 @@ import streamlit as st
 
 from app.widgets import tables
 from inspectors.explain.profile import Profile
-from inspectors.store import profiles
+from inspectors.session import files
 from inspectors.read import ncu_source as ncu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ def _load(path: str, mtime: float) -> Profile | None:
     """The profile (frozen dataclasses, shared: `st.cache_data` unpickled a copy on every run
     of the page, 5 % of a Compile's page run for vector add)."""
     try:
-        return profiles.load(Path(path))[0]
+        return files.profile(Path(path))[0]
     except ValueError:
         return None
 
@@ -92,7 +92,7 @@ def measured_vs_predicted(profile: Profile, kernel, smap) -> list[dict]:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _raw_page(path: str, mtime: float):
     try:
-        raw = profiles.load(Path(path))[1]
+        raw = files.profile(Path(path))[1]
         return ncu.parse(raw)[0] if raw else None
     except (ValueError, IndexError):
         return None

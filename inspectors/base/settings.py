@@ -22,6 +22,7 @@
 | TLENS_VERSION_WORKERS      | 1                               | warm workers of each extra Triton version |
 | TLENS_OWN_SANDBOXES        | from memory (sandboxed servers) | students' own warm sandboxes live at once (0: none, a fresh sandbox per job) |
 | TLENS_OWN_IDLE_S           | 600                             | an own sandbox idle this long is stopped  |
+| TLENS_ANALYSIS_BUDGET_S    | 20                              | seconds the analysis of one compile may take (worker or server) |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -60,6 +61,7 @@ class Settings:
     open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
     own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/own.py)
     own_idle_s: float = 600.0
+    analysis_budget_s: float = 20.0  # the analysis of one compile (in the worker, else in the server)
 
     @property
     def class_mode(self) -> bool:
@@ -122,4 +124,5 @@ def _load(_env_key: tuple) -> Settings:
         open_file=env("TLENS_OPEN", ""),
         own_sandboxes=int(env("TLENS_OWN_SANDBOXES") or default_own_sandboxes()),
         own_idle_s=float(env("TLENS_OWN_IDLE_S", "600")),
+        analysis_budget_s=float(env("TLENS_ANALYSIS_BUDGET_S") or 20),
     )

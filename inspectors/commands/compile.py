@@ -10,13 +10,9 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import error_json, fail
-from inspectors.compile.engine import Engine
-from inspectors.compile.engines import Engines
-from inspectors.explain.insight import analyze
-from inspectors.store import project
-from inspectors.explain import sass_job
-from inspectors.read import sass
-from inspectors.explain.insight import of as of_worker
+from inspectors.session import files as session_files
+from inspectors.session import insights
+from inspectors.session.lens import Lens
 
 
 def cmd_compile(args) -> int:
@@ -32,17 +28,17 @@ def cmd_compile(args) -> int:
         source = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         return fail(CompileError("usage", f"cannot read {args.file}: {e}", str(args.file)), args.json)
-    files, package = project.project_of(args.file)    # its package and the files beside it: importable
+    files, package = session_files.project_of(args.file)    # its package and the files beside it: importable
     request = CompileRequest(source=source, filename=args.file.name, target=target, kernel=args.kernel,
                              num_warps=args.num_warps, num_stages=args.num_stages,
                              constexprs=dict(args.constexpr), signature=args.signature,
                              max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "",
                              analysis_s=60.0 if args.json else 0.0, files=files, package=package)
-    engine = Engines(settings, workers=1) if args.triton else Engine(settings)
+    lens = Lens(settings, cache=False, workers=1)
     try:
-        result = engine.compile(request, timeout=args.timeout)
+        result = lens.compile(request, timeout=args.timeout).result
     finally:
-        engine.close()
+        lens.close()
     if result.error and not result.partial:
         return fail(result.error, args.json)
     if args.json:
@@ -62,17 +58,16 @@ def _json(result: CompileResult, filename: str) -> dict:
     kernels = []
     for kernel in result.kernels:
         data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
-        data.update((of_worker(kernel, filename) or analyze(kernel, kernel.stages, filename)).to_json())
+        data.update(insights.insight(kernel, filename).to_json())
         if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
-            try:
-                p = sass_job.pressure(kernel.cubin, kernel.stages["sass"], kernel.stages["ptx"],   # bounded, as the app's
-                                      kernel.home(filename)).check().pressure
+            p = insights.register_pressure(kernel, filename)       # in a bounded job, as the app's
+            if isinstance(p, str):
+                data["register_pressure_error"] = p
+            else:
                 data["register_pressure"] = {str(n): r for n, r in sorted(p.by_line.items())}
                 data["register_peak"] = p.peak
                 data["spills"] = {"stores": {str(n): c for n, c in sorted(p.spill_stores.items())},
                                   "loads": {str(n): c for n, c in sorted(p.spill_loads.items())}}
-            except sass.SassError as e:
-                data["register_pressure_error"] = e.message
         kernels.append(data)
     return {"kernels": kernels, "output": result.output,
             "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from pathlib import Path
 
 from inspectors.base import settings as settings_mod
@@ -13,12 +12,9 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import fail
-from inspectors.compile.engine import Engine
-from inspectors.compile.engines import Engines
-from inspectors.explain.diff import diff_kernels
-from inspectors.explain.insight import analyze
-from inspectors.store.export import all_stages
-from inspectors.store.history import describe_options
+from inspectors.session.compare import compare_results, compile_pair, diff_launch
+from inspectors.session.lens import Lens
+from inspectors.session.records import describe_options
 
 
 def cmd_diff(args) -> int:
@@ -52,11 +48,11 @@ def cmd_diff(args) -> int:
             signature=args.signature, max_output_bytes=settings.max_output_bytes, triton_version=triton[side]))
     if triton["a"] or triton["b"]:
         return _diff_versions(args, settings, sides)
-    engine = Engine(settings)
+    lens = Lens(settings, cache=False, workers=1)
     try:
-        results = {side: engine.compile(req, timeout=args.timeout) for side, (_, req) in sides.items()}
+        results = {side: lens.compile(req, timeout=args.timeout).result for side, (_, req) in sides.items()}
     finally:
-        engine.close()
+        lens.close()
     for result in results.values():
         if result.error:
             return fail(result.error, args.json)
@@ -70,9 +66,7 @@ def cmd_diff(args) -> int:
     diffs = []
     for i in indices:
         ka, kb = pairs[i]
-        sa, sb = all_stages(ka), all_stages(kb)
-        diffs.append(diff_kernels(i, ka, kb, analyze(ka, sa, sides["a"][0].name), analyze(kb, sb, sides["b"][0].name),
-                                  sa, sb, ignore_noise=not args.keep_noise))
+        diffs.append(diff_launch(i, ka, kb, sides["a"][0].name, sides["b"][0].name, ignore_noise=not args.keep_noise))
     if args.json:
         print(json.dumps(_diff_json(sides, results, diffs)))
     else:
@@ -82,22 +76,13 @@ def cmd_diff(args) -> int:
 
 def _diff_versions(args, settings, sides) -> int:
     """diff with `--triton`: each side compiled by its Triton version (both at once)."""
-    from inspectors.compile.versions import compare_results
-    engines = Engines(settings, workers=1)
+    lens = Lens(settings, cache=False, workers=1)
     (pa, ra), (pb, rb) = sides["a"], sides["b"]
-    va, vb = ra.triton_version or engines.own, rb.triton_version or engines.own
+    va, vb = ra.triton_version or lens.engines.own, rb.triton_version or lens.engines.own
     try:
-        results = {}
-
-        def one(side, req):
-            results[side] = engines.compile(req, timeout=args.timeout)
-        threads = [threading.Thread(target=one, args=(side, req)) for side, (_, req) in sides.items()]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        results = dict(zip("ab", compile_pair(lens, ra, rb, timeout=args.timeout)))
     finally:
-        engines.close()
+        lens.close()
     for side, result in results.items():
         if result.error and not result.partial:
             error = result.error

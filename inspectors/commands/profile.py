@@ -12,7 +12,7 @@ from inspectors.commands import fail as fail_with
 def cmd_profile(args) -> int:
     """Measure (a file and a GPU) or show (--saved) a per-line profile."""
     from inspectors.explain.profile import ProfileMismatch
-    from inspectors.store import profiles
+    from inspectors.session import files
 
     def fail(message: str, command: str = "") -> int:
         return fail_with(CompileError("usage" if not command else "runtime", message, command=command or None), args.json)
@@ -20,7 +20,7 @@ def cmd_profile(args) -> int:
     source = ""
     if args.saved is not None:
         try:
-            profile, _raw = profiles.load(args.saved)
+            profile, _raw = files.profile(args.saved)
         except ValueError as e:
             return fail(str(e))
         saved = str(args.saved)
@@ -30,7 +30,7 @@ def cmd_profile(args) -> int:
     else:
         if args.file is None:
             return fail("profile needs a kernel FILE (or --saved PROFILE.json)")
-        from inspectors.bench.profiler import ProfileError, profile_launch
+        from inspectors.session.bench import ProfileError, profile_launch
         try:
             source = args.file.read_text(encoding="utf-8")
             profile, _raw, path = profile_launch(args.file, args.launch, args.out, args.ncu_set, args.timeout)
@@ -46,7 +46,7 @@ def cmd_profile(args) -> int:
             return fail("--against compares two saved profiles: give --saved A.json --against B.json")
         from inspectors.explain.profile import compare
         try:
-            other, _ = profiles.load(args.against)
+            other, _ = files.profile(args.against)
         except ValueError as e:
             return fail(str(e))
         rows = compare(profile, other)

@@ -2,8 +2,12 @@
 report (summary figures, memory operations, source map) a reader can follow without
 the app.
 
-    data = bundle(request, result, "vector_add.py")      # bytes of a .zip
-    report(request, result, "vector_add.py", insights)   # the report.md text alone
+    data = bundle(request, result, "vector_add.py", stage_texts, insights)   # bytes of a .zip
+    report(request, result, "vector_add.py", insights)                      # the report.md text alone
+
+One list entry per launch: its stage texts (SASS included when it could be disassembled) and its
+insight, as the session layer made them (inspectors/session/files.py's `export`: SASS in a job,
+the one insight policy). This module only writes them.
 
 Layout of the zip (`<stem>` is the kernel file's name without `.py`)::
 
@@ -24,10 +28,9 @@ import zipfile
 from typing import Sequence
 
 from inspectors.base import stages as stage_table
-from inspectors.explain.insight import Insight, analyze
-from inspectors.base.result import CompileRequest, CompileResult, KernelResult
+from inspectors.explain.insight import Insight
+from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.explain.diff import figures
-from inspectors.read.sass import SassError, disassemble_b64
 from inspectors.store.history import describe_options
 
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -40,24 +43,10 @@ def _safe(part: str) -> str:
     return part[:80]
 
 
-def all_stages(kernel: KernelResult) -> dict[str, str]:
-    """The kernel's stages, SASS disassembled from the cubin when it is not there yet."""
-    texts = dict(kernel.stages)
-    if "sass" not in texts and kernel.cubin:
-        try:
-            texts["sass"] = disassemble_b64(kernel.cubin)
-        except SassError:
-            pass              # the report says so; the other stages are still in the zip
-    return texts
-
-
 def bundle(request: CompileRequest, result: CompileResult, filename: str,
-           stage_texts: Sequence[dict[str, str]] | None = None,
-           insights: Sequence[Insight] | None = None) -> bytes:
-    """The zip. `stage_texts`/`insights` (one per launch) are computed when not given."""
-    texts = list(stage_texts) if stage_texts is not None else [all_stages(k) for k in result.kernels]
-    found = list(insights) if insights is not None else [analyze(k, t, filename)
-                                                          for k, t in zip(result.kernels, texts)]
+           stage_texts: Sequence[dict[str, str]], insights: Sequence[Insight]) -> bytes:
+    """The zip of `result`'s launches, each with its stage texts and insight."""
+    texts, found = list(stage_texts), list(insights)
     stem = _safe(filename[:-3] if filename.endswith(".py") else filename)
     top = f"{stem}-{_safe(request.target.replace(':', '_'))}"
     buf = io.BytesIO()

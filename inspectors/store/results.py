@@ -11,8 +11,13 @@ across the server processes that share the folder (an exclusive `flock` on
 on disk). A result that is shared but not kept (a timeout: the same kernel hangs for everyone)
 is left for the processes waiting on that key in `.shared/`, for a few minutes.
 
-    cache = ResultCache(Path("~/.cache/triton-lens/results"), max_items=64, max_bytes=256 * 2**20)
+    cache = ResultCache(Path("~/.cache/triton-lens/results"), max_items=64, max_bytes=256 * 2**20,
+                        encode=CompileResult.to_json, decode=CompileResult.from_json)
     result, hit = cache.get_or_compute(request_key(request, "3.9.0"), lambda: compile(...), keep)
+
+The memory level holds the values as they are (objects: every session showing a result shares
+one), `encode` makes a value's JSON only when it is written to disk, `decode` reads it back (a
+file that does not decode is a miss). Without them the values are JSON-able dicts.
 
 Thread-safe and process-safe; the memory level is each process's own, the disk level (and
 one computation per key) is shared by the processes that use the same folder on one machine
@@ -31,7 +36,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from inspectors.base.files import atomic_write
 from inspectors.base.result import CompileRequest
@@ -63,8 +68,12 @@ def request_key(request: CompileRequest, triton_version: str) -> str:
 
 
 def _gzip_json(value: dict) -> bytes:
-    """A result as the disk levels store it: its JSON, gzipped."""
-    return gzip.compress(json.dumps(value).encode("utf-8"), compresslevel=1, mtime=0)   # level 9 cost ~5 ms a compile
+    """A result as the disk levels store it: its JSON, gzipped (level 1: the disk is a cache)."""
+    return gzip.compress(json.dumps(value).encode("utf-8"), compresslevel=1, mtime=0)
+
+
+def _same(value):
+    return value
 
 
 @dataclass(frozen=True)
@@ -88,15 +97,17 @@ class _InFlight:
 
     def __init__(self):
         self.done = threading.Event()
-        self.value: dict | None = None
+        self.value: Any = None
 
 
 class ResultCache:
-    def __init__(self, folder: Path | None, max_items: int = 64, max_bytes: int = 256 * 2**20):
+    def __init__(self, folder: Path | None, max_items: int = 64, max_bytes: int = 256 * 2**20,
+                 encode: Callable[[Any], dict] = _same, decode: Callable[[dict], Any] = _same):
         self.folder = Path(folder).expanduser() if folder else None
         self.max_items = max_items
         self.max_bytes = max_bytes
-        self._memory: OrderedDict[str, dict] = OrderedDict()
+        self.encode, self.decode = encode, decode
+        self._memory: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
         self._pending: dict[str, _InFlight] = {}
         self._written = max_bytes          # bytes put since the disk was last trimmed (the first put trims)
@@ -104,7 +115,7 @@ class ResultCache:
 
     # -- the two levels -------------------------------------------------------------------------
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str) -> Any:
         with self._lock:
             if key in self._memory:
                 self._memory.move_to_end(key)
@@ -114,7 +125,7 @@ class ResultCache:
             self._remember(key, value)
         return value
 
-    def put(self, key: str, value: dict) -> None:
+    def put(self, key: str, value: Any) -> None:
         self._remember(key, value)
         self._write_disk(key, value)
 
@@ -131,7 +142,7 @@ class ResultCache:
                 return None
         return data if data[:2] == b"\x1f\x8b" else None
 
-    def _remember(self, key: str, value: dict) -> None:
+    def _remember(self, key: str, value: Any) -> None:
         with self._lock:
             self._memory[key] = value
             self._memory.move_to_end(key)
@@ -141,25 +152,32 @@ class ResultCache:
     def _path(self, key: str) -> Path | None:
         return self.folder / f"{key}.json.gz" if self.folder else None
 
-    def _read_disk(self, key: str) -> dict | None:
+    def _load(self, path: Path) -> Any:
+        """The value in a file of either disk level, decoded; None if it is missing or unreadable
+        (the folder is the server's, but a file cut short or of another format is a miss)."""
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                return self.decode(json.load(f))
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+            return None
+
+    def _read_disk(self, key: str) -> Any:
         path = self._path(key)
         if path is None:
             return None
-        try:
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                value = json.load(f)
-            os.utime(path)            # read = recently used
-            return value
-        except (OSError, ValueError, EOFError):
-            return None
+        value = self._load(path)
+        if value is not None:
+            with contextlib.suppress(OSError):
+                os.utime(path)            # read = recently used
+        return value
 
-    def _write_disk(self, key: str, value: dict) -> None:
+    def _write_disk(self, key: str, value: Any) -> None:
         path = self._path(key)
         if path is None:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            data = _gzip_json(value)
+            data = _gzip_json(self.encode(value))
             with self._lock:
                 self._recent_gz[key] = data
                 while len(self._recent_gz) > _RECENT_GZ:
@@ -191,9 +209,9 @@ class ResultCache:
 
     # -- one computation per key ----------------------------------------------------------------
 
-    def get_or_compute(self, key: str, compute: Callable[[], dict],
-                       keep: Callable[[dict], bool] = lambda v: True,
-                       share: Callable[[dict], bool] = lambda v: True) -> tuple[dict, bool]:
+    def get_or_compute(self, key: str, compute: Callable[[], Any],
+                       keep: Callable[[Any], bool] = lambda v: True,
+                       share: Callable[[Any], bool] = lambda v: True) -> tuple[Any, bool]:
         """(value, came from the cache). Results `keep` rejects (a timeout, a crash: they say
         nothing about the source) are returned but not stored. One computation per key at a
         time: who asks while it runs waits for it, and gets its value even when it is not kept,
@@ -264,7 +282,7 @@ class ResultCache:
     def _shared_path(self, key: str) -> Path:
         return self.folder / ".shared" / f"{key}.json.gz"
 
-    def _read_shared(self, key: str, since: float) -> dict | None:
+    def _read_shared(self, key: str, since: float) -> Any:
         """A shared-but-not-kept result another process made after `since` (while this one
         was waiting for it)."""
         if self.folder is None:
@@ -273,18 +291,17 @@ class ResultCache:
         try:
             if path.stat().st_mtime < since:
                 return None
-            with gzip.open(path, "rt", encoding="utf-8") as f:
-                return json.load(f)
-        except (OSError, ValueError, EOFError):
+        except OSError:
             return None
+        return self._load(path)
 
-    def _write_shared(self, key: str, value: dict) -> None:
+    def _write_shared(self, key: str, value: Any) -> None:
         if self.folder is None:
             return
         path = self._shared_path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, _gzip_json(value))
+            atomic_write(path, _gzip_json(self.encode(value)))
             with os.scandir(path.parent) as it:      # the ones nobody waits for any more
                 for e in it:
                     if e.stat().st_mtime < time.time() - SHARED_S:

@@ -12,7 +12,8 @@ import pytest
 from conftest import FIXTURES, ROOT, SNIPPETS
 from inspectors.explain.diff import (delta_table, diff_stage, figures, headline, inline_spans, normalize,
                              normalize_line)
-from inspectors.store.export import all_stages, bundle
+from inspectors.session.files import export as bundle
+from inspectors.session.insights import all_stages
 from inspectors.explain.insight import analyze
 from inspectors.base.result import CompileRequest
 

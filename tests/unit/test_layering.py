@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 # Lowest first: a module may import its own layer and the ones before it.
-LAYERS = ("base", "read", "explain", "store", "compile", "bench")
+LAYERS = ("base", "read", "explain", "store", "compile", "bench", "session")
 TOP = {"inspectors.__main__", "inspectors.cli", "inspectors.commands", "app", "kernels", "tests", "benchmarks"}
 # Triton's internals: only the shim may import these (public triton, triton.language and
 # triton.testing are fine anywhere below the server).
@@ -156,8 +156,9 @@ def test_render_room_is_pure():
     assert not bad, "\n".join(bad)
 
 
-def test_no_app_module_over_450_lines():
-    long = {str(p.relative_to(ROOT)): n for p in _app_modules()
+def test_no_module_over_450_lines():
+    """The house's bar, in every room: app/, inspectors/ and deploy/."""
+    long = {str(p.relative_to(ROOT)): n for p in _app_modules() + _modules("inspectors") + _modules("deploy")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > 450}
     assert not long, f"split these: {long}"
 
@@ -222,3 +223,38 @@ def test_the_checker_sees_an_upward_import_in_app():
             test_every_app_module_lives_in_a_room()
     finally:
         loose.unlink()
+
+
+# ---- one door: the UI and the CLI reach the engine and what it made only through session/ -------
+# (the pure layers base/, read/ and explain/ stay free to use: they compute, they start nothing)
+BELOW_THE_DOOR = ("inspectors.compile", "inspectors.bench", "inspectors.store")
+
+
+def _through_the_door(paths) -> list[str]:
+    return [f"{p.relative_to(ROOT)}:{line} imports {t}" for p in paths for line, t in _imports(p)
+            if t.startswith(BELOW_THE_DOOR)]
+
+
+def _door_callers() -> list[Path]:
+    cli = [p for p in _modules("inspectors") if _name(p) in CLI or _name(p).startswith("inspectors.commands.")]
+    return _app_modules() + cli
+
+
+def test_the_ui_and_the_cli_reach_the_engine_only_through_the_session():
+    bad = _through_the_door(_door_callers())
+    assert not bad, "imports below the session layer (use inspectors.session):\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("where", ["app/views", "app/lessons", "app/widgets", "app/state", "inspectors/commands"])
+def test_the_door_checker_sees_a_page_importing_the_engine(where):
+    """Not vacuous: a page (lesson, widget, state module, CLI command) importing compile/, bench/
+    or store/ directly is caught, at module level or inside a function."""
+    probe = ROOT / where / "_door_probe.py"
+    probe.write_text("from inspectors.compile import engine\n\ndef f():\n    from inspectors.store import cache\n"
+                     "    import inspectors.bench.worker\n")
+    try:
+        assert probe in _door_callers()
+        found = _through_the_door([probe])
+        assert [f.split(" imports ")[0].rsplit(":", 1)[1] for f in found] == ["1", "1", "4", "4", "5"], found
+    finally:
+        probe.unlink()

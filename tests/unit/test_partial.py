@@ -158,7 +158,7 @@ def test_cli_json_holds_the_stages_made_and_names_the_failing_one(broken_ptxas, 
 def test_zip_holds_the_stages_made_and_the_error(broken_engine):
     import io
     import zipfile
-    from inspectors.store.export import bundle
+    from inspectors.session.files import export as bundle
     folder, eng = broken_engine
     (folder / "mode").write_text("segv")
     request = CompileRequest(source=VADD, filename="vector_add.py", target="cuda:90", kernel="add_kernel")

@@ -64,9 +64,9 @@ def test_a_cubin_over_the_cap_is_dropped_where_the_result_enters(vadd):
     note = got.stages["sass"]
     assert note.startswith(result_mod.CUBIN_TOO_LARGE) and "too large to disassemble here (8.0 MB" in note
     assert "sass" in got.stage_names()
-    from app.backend import services       # what the SASS panel and the live registers show
-    assert services.stage_text(got, "sass") == note
-    assert "too large to disassemble here" in services.register_pressure(got, "vadd.py")
+    from inspectors.session import insights       # what the SASS panel and the live registers show
+    assert insights.stage_text(got, "sass") == note
+    assert "too large to disassemble here" in insights.register_pressure(got, "vadd.py")
     # a real cubin passes as it is
     same = bounded(CompileResult((kernel,))).kernels[0]
     assert same.cubin == kernel.cubin and "sass" not in same.stages
@@ -117,18 +117,18 @@ def test_a_job_past_its_time_is_stopped_and_not_remembered(vadd, monkeypatch):
 
 def test_server_sass_line_map_and_live_registers_equal_in_process(vadd):
     """The move to a job changes nothing for a real kernel."""
-    from app.backend import services
+    from inspectors.session import insights
     from inspectors.explain.insight import summarize_stage
     from inspectors.read import liveregs, sourcemap
     kernel, worker_sass = vadd
     ptx = kernel.stages["ptx"]
     here = sass.disassemble_b64(kernel.cubin)
-    assert services.stage_text(kernel, "sass") == here == worker_sass
-    ins = services.insight(kernel, ["sass"], "vadd.py")
+    assert insights.stage_text(kernel, "sass") == here == worker_sass
+    ins = insights.insight(kernel, "vadd.py", with_sass=True)
     assert ins.source_map.stages["sass"] == sourcemap.sass_stage_lines(here, ptx, "vadd.py")
     assert ins.source_map.stages["sass"].to_python
     assert ins.summaries["sass"] == summarize_stage("sass", here)
-    got = services.register_pressure(kernel, "vadd.py")
+    got = insights.register_pressure(kernel, "vadd.py")
     assert isinstance(got, liveregs.Pressure) and got.by_line
     assert got == liveregs.of_kernel(kernel.cubin, here, ptx, "vadd.py")
 
@@ -136,7 +136,7 @@ def test_server_sass_line_map_and_live_registers_equal_in_process(vadd):
 def test_the_sass_work_runs_in_another_process(vadd, monkeypatch):
     """The server's SASS, line map, summary and live registers come from job processes: with
     every in-process way to make them broken here, the server still gets them all."""
-    from app.backend import services
+    from inspectors.session import insights
     from inspectors.explain import insight
     from inspectors.read import liveregs, sourcemap
     kernel, worker_sass = vadd
@@ -160,9 +160,9 @@ def test_the_sass_work_runs_in_another_process(vadd, monkeypatch):
         u = resource.getrusage(resource.RUSAGE_SELF)
         return u.ru_utime + u.ru_stime
     before = cpu()
-    text = services.stage_text(kernel, "sass")
-    ins = services.insight(kernel, ["sass"], "vadd.py")
-    pressure = services.register_pressure(kernel, "vadd.py")
+    text = insights.stage_text(kernel, "sass")
+    ins = insights.insight(kernel, "vadd.py", with_sass=True)
+    pressure = insights.register_pressure(kernel, "vadd.py")
     spent = cpu() - before
     assert len(text) > 2 << 20 and ins.source_map.stages["sass"].to_python and ins.summaries["sass"].instructions > 10000
     assert isinstance(pressure, liveregs.Pressure) and pressure.by_line

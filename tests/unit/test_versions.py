@@ -92,10 +92,11 @@ def test_requests_are_routed_by_version(engines):
 
 @needs_both
 def test_library_under_both_versions(engines):
-    from inspectors.compile.versions import compare_results, compile_both
+    from inspectors.session.compare import compare_results, compile_both
+    from inspectors.session.lens import Lens
     layout_copies = []
     for k in kernels.LIBRARY:
-        ra, rb = compile_both(engines, CompileRequest(source=k.source(), filename=k.filename), A, B, timeout=300)
+        ra, rb = compile_both(Lens(engines=engines, cache=False), CompileRequest(source=k.source(), filename=k.filename), A, B, timeout=300)
         assert ra.ok and rb.ok, (k.slug, ra.error, rb.error)
         assert (ra.triton_version, rb.triton_version) == (A, B)
         cmp = compare_results(A, B, ra, rb, k.filename)
@@ -114,9 +115,10 @@ def test_library_under_both_versions(engines):
 
 @needs_both
 def test_flash_attention_under_both_versions(engines):
-    from inspectors.compile.versions import compare_results, compile_both
+    from inspectors.session.compare import compare_results, compile_both
+    from inspectors.session.lens import Lens
     src = (SNIPPETS / "flash_attention.py").read_text()
-    ra, rb = compile_both(engines, CompileRequest(source=src, filename="flash_attention.py"), A, B, timeout=300)
+    ra, rb = compile_both(Lens(engines=engines, cache=False), CompileRequest(source=src, filename="flash_attention.py"), A, B, timeout=300)
     assert rb.ok, rb.error
     # UNROLL=8: 3.6's CUDA 12.8 ptxas dies on the PTX, 3.9's CUDA 13 ptxas assembles it (tests/unit/test_big_kernel.py)
     assert ra.partial and ra.kernels[1].error.stage == "sass" and ra.kernels[0].error is None
@@ -221,11 +223,11 @@ def two_version_app(monkeypatch, tmp_path):
     from app.backend import services
     monkeypatch.setenv("TLENS_TRITON_VERSIONS", _spec())
     monkeypatch.setenv("TLENS_TRITON_VERSIONS_DIR", str(tmp_path / "none"))
-    services.engines().close()
-    services.engines.clear()
+    services.lens().close()
+    services.lens.clear()
     yield
-    services.engines().close()
-    services.engines.clear()
+    services.lens().close()
+    services.lens.clear()
 
 
 @needs_both
