@@ -18,11 +18,11 @@ from pathlib import Path
 
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
-from inspectors.compile.engine import Engine
+from inspectors.session.lens import Lens
 from inspectors.explain import bankconflicts
 from inspectors.read import ncu_source as ncu
 from inspectors.read import sourcemap
-from inspectors.store import profiles, project
+from inspectors.session import files as session_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT / "assets" / "profiles"
@@ -47,14 +47,14 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     import triton
-    engine = Engine(settings_mod.load())
+    engine = Lens(settings_mod.load(), cache=False, workers=1)
     lines = [f"# predicted (PTX, Triton {triton.__version__} here) vs measured (ncu on the profiles' GPU), "
              "wavefronts / ideal per Python line", f"{'profile':<28} {'line':>5}  {'predicted':>14}  {'measured':>18}  agree"]
     agree = total = 0
     try:
         for path in sorted(PROFILES.glob("*.json")):
             csv = path.with_suffix("").with_suffix(".ncu.csv")
-            profile, _ = profiles.load(path)
+            profile, _ = session_files.profile(path)
             if not csv.is_file():
                 continue
             page = ncu.parse(csv.read_text())[0]
@@ -65,9 +65,9 @@ def main(argv=None) -> int:
             if src is None:
                 lines.append(f"{path.stem:<28} source not found (or changed since it was profiled)")
                 continue
-            files, package = project.project_of(src)
+            files, package = session_files.project_of(src)
             r = engine.compile(CompileRequest(source=src.read_text(), filename=src.name, target="cuda:90", sass=False,
-                                              files=files, package=package))
+                                              files=files, package=package)).result
             launch = int(profile.meta.get("launch", 1)) - 1
             kernel = next((k for k in r.kernels if k.launch == launch), None) if r.ok else None
             if kernel is None:

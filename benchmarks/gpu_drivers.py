@@ -57,16 +57,16 @@ def cpu_side(out: Path) -> None:
     import triton
     from inspectors.base import settings as settings_mod
     from inspectors.base.result import CompileRequest
-    from inspectors.compile.engine import Engine
-    from inspectors.store import project
+    from inspectors.session.lens import Lens
+    from inspectors.session import files as session_files
 
-    engine = Engine(settings_mod.load())
+    engine = Lens(settings_mod.load(), cache=False, workers=1)
     data = {"triton": triton.__version__, "drivers": {}}
     try:
         for path in DRIVERS:
-            files, package = project.project_of(path)
+            files, package = session_files.project_of(path)
             r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, target="cuda:90",
-                                              sass=False, files=files, package=package), timeout=600)
+                                              sass=False, files=files, package=package), timeout=600).result
             if r.error:
                 data["drivers"][_key(path)] = {"error": r.error.message}
                 continue

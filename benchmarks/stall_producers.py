@@ -17,10 +17,10 @@ from pathlib import Path
 
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
-from inspectors.compile.engine import Engine
+from inspectors.session.lens import Lens
 from inspectors.explain import stallcause
 from inspectors.read import sass, sasscontrol
-from inspectors.store import profiles, project
+from inspectors.session import files as session_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PROFILES = ROOT / "assets" / "profiles"
@@ -31,13 +31,13 @@ DEFAULT = ("transpose-launch1", "strided-launch1", "vector_add-launch1", "softma
 
 def check(engine, name: str) -> tuple[str, list[tuple[stallcause.Cause, bool | None]]]:
     """('', [(cause, confirmed)]) or (why it was skipped, [])."""
-    profile, _ = profiles.load(PROFILES / f"{name}.json")
+    profile, _ = session_files.profile(PROFILES / f"{name}.json")
     src = next((f / profile.meta["file"] for f in SEARCH if (f / profile.meta["file"]).is_file()), None)
     if src is None:
         return "source not found", []
-    files, package = project.project_of(src)
+    files, package = session_files.project_of(src)
     r = engine.compile(CompileRequest(source=src.read_text(), filename=src.name, target="cuda:90", sass=True,
-                                      files=files, package=package))
+                                      files=files, package=package)).result
     k = next((k for k in r.kernels if k.launch == int(profile.meta.get("launch", 1)) - 1), None)
     if k is None or not k.cubin:
         return "compile failed here", []
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", default=list(DEFAULT))
     args = ap.parse_args(argv)
     import triton
-    engine = Engine(settings_mod.load())
+    engine = Lens(settings_mod.load(), cache=False, workers=1)
     lines = [f"# producers named by register dependencies vs the SASS scoreboards (Triton {triton.__version__} here)",
              f"{'profile':<22} {'stalls':>6} {'samples':>8} {'confirmed':>10} {'samples':>8}  top"]
     bad = 0
