@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.base.settings import default_own_sandboxes, default_workers  # noqa: E402
+from inspectors.base import settings as settings_mod  # noqa: E402
 
 TEMPLATE = ROOT / "deploy" / "nginx.conf.template"
 WARM_TOKEN = "tlens-warm-up-page-of-the-class-server-0000"      # 43 characters: one folder for every start
@@ -60,7 +60,7 @@ def nginx_config(prefix: Path, listen: str, ports: list[int]) -> str:
 
 
 def find_nginx(given: str | None) -> str:
-    for candidate in (given, os.environ.get("TLENS_NGINX"), shutil.which("nginx"), "/usr/sbin/nginx"):
+    for candidate in (given, settings_mod.load().nginx, shutil.which("nginx"), "/usr/sbin/nginx"):
         if candidate and Path(candidate).is_file():
             return candidate
     raise SystemExit("nginx not found: install it (apt-get install nginx-light) or name it with --nginx / TLENS_NGINX=")
@@ -114,14 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     (state / "tmp").mkdir(parents=True, exist_ok=True)
     first = args.port + 100 if args.first_port is None else args.first_port
     ports = [free_port() if first == 0 else first + i for i in range(args.replicas)]
-    total = int(os.environ.get("TLENS_WORKERS") or default_workers())
+    total = settings_mod.load().workers
     shares = split_workers(total, args.replicas)
     # the students' own sandboxes: each replica keeps those of the students the proxy sends it, up
     # to the machine's cap (the hash does not share a class evenly) and while the machine has
     # memory to spare (inspectors/compile/own.py, memory_room)
-    own = [int(os.environ.get("TLENS_OWN_SANDBOXES") or default_own_sandboxes())] * args.replicas
+    own = [settings_mod.load().own_sandboxes] * args.replicas
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if not env.get("TLENS_USER_HEADER"):
+    if not settings_mod.load().user_header:
         env.setdefault("TLENS_CLASS", "1")
 
     procs: list[subprocess.Popen] = []

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 from pathlib import Path
 
 import streamlit as st
@@ -20,12 +19,13 @@ from app.widgets import tables
 from inspectors.explain.profile import Profile
 from inspectors.session import files
 from inspectors.read import ncu_source as ncu
+from inspectors.base import settings as settings_mod
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def profiles_dir() -> Path:
-    return Path(os.environ.get("TLENS_PROFILES_DIR") or ROOT / "assets" / "profiles")
+    return settings_mod.load().profiles_dir or ROOT / "assets" / "profiles"
 
 
 @functools.lru_cache(maxsize=32)

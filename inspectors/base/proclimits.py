@@ -4,11 +4,13 @@ from __future__ import annotations
 import os
 import resource
 
+from inspectors.base import settings as settings_mod
+
 
 def limit_memory() -> None:
     """Cap the address space at TLENS_WORKER_MEMORY_MB (8192; 0: no cap). Only on machines
     without a GPU: CUDA maps huge virtual ranges, so the cap would break it there."""
-    mb = int(os.environ.get("TLENS_WORKER_MEMORY_MB", "8192"))
+    mb = settings_mod.load().worker_memory_mb
     if mb > 0:
         resource.setrlimit(resource.RLIMIT_AS, (mb * 2**20, mb * 2**20))
 

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from inspectors.base.cgroups import Cgroup, cgroup_root, read_text
+from inspectors.base import settings as settings_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SANDBOX_UID = 65534
@@ -106,7 +107,7 @@ class Jail:
 
 
 def bwrap_path() -> str | None:
-    return os.environ.get("TLENS_BWRAP") or shutil.which("bwrap")
+    return settings_mod.load().bwrap or shutil.which("bwrap")
 
 
 @functools.lru_cache(maxsize=8)

@@ -23,6 +23,18 @@
 | TLENS_OWN_SANDBOXES        | from memory (sandboxed servers) | students' own warm sandboxes live at once (0: none, a fresh sandbox per job) |
 | TLENS_OWN_IDLE_S           | 600                             | an own sandbox idle this long is stopped  |
 | TLENS_ANALYSIS_BUDGET_S    | 20                              | seconds the analysis of one compile may take (worker or server) |
+| TLENS_OPEN                 | (none)                          | a file `tlens app FILE` opened from disk (single-user only; set by the CLI) |
+| TLENS_STRAGGLER_S          | 3                               | a compile running longer may be a hang: a spare worker starts beside it |
+| TLENS_BWRAP                | bwrap on the PATH               | the bubblewrap binary the sandbox runs |
+| TLENS_NGINX                | nginx on the PATH               | the nginx `make serve-class REPLICAS=N` starts |
+| TLENS_PROFILES_DIR         | assets/profiles                 | saved Nsight Compute profiles the explorer shows as heat |
+| TLENS_BENCH_DIR            | ~/.cache/triton-lens/bench      | the benchmark's lock files and ceilings cache |
+| TLENS_BENCH_TIMEOUT        | 900                             | seconds one benchmark run may take        |
+| TLENS_BENCH_LOCK_WAIT      | 600                             | seconds a benchmark waits for a busy GPU  |
+| TLENS_TRITON_CACHE_BASE    | (set by the engine)             | a worker's Triton cache root (one folder per file name under it) |
+| TLENS_WORKER_FORK          | (set by the engine)             | 1: the worker is a student's own sandbox, a forked child per job |
+| TLENS_WORKER_PREWARM       | 1                               | 0: a worker does not compile a small kernel before its first job |
+| TLENS_LAUNCH_LOG           | (set by the profiler)           | where the profiled process writes its launches |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -62,6 +74,20 @@ class Settings:
     own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/own.py)
     own_idle_s: float = 600.0
     analysis_budget_s: float = 20.0  # the analysis of one compile (in the worker, else in the server)
+    triton_versions: str = ""        # extra Triton versions, VERSION=PATH entries (inspectors.base.versions)
+    triton_versions_dir: Path | None = None
+    version_workers: int = 1
+    bwrap: str = ""
+    nginx: str = ""
+    profiles_dir: Path | None = None
+    bench_dir: Path = Path.home() / ".cache" / "triton-lens" / "bench"
+    bench_timeout_s: float = 900.0
+    bench_lock_wait_s: float = 600.0
+    # set by the engine (or the profiler) for the process it starts
+    triton_cache_base: str = ""
+    worker_fork: bool = False
+    worker_prewarm: bool = True
+    launch_log: str = ""
 
     @property
     def class_mode(self) -> bool:
@@ -125,4 +151,17 @@ def _load(_env_key: tuple) -> Settings:
         own_sandboxes=int(env("TLENS_OWN_SANDBOXES") or default_own_sandboxes()),
         own_idle_s=float(env("TLENS_OWN_IDLE_S", "600")),
         analysis_budget_s=float(env("TLENS_ANALYSIS_BUDGET_S") or 20),
+        triton_versions=env("TLENS_TRITON_VERSIONS", ""),
+        triton_versions_dir=Path(env("TLENS_TRITON_VERSIONS_DIR")) if env("TLENS_TRITON_VERSIONS_DIR") else None,
+        version_workers=max(1, int(env("TLENS_VERSION_WORKERS") or 1)),
+        bwrap=env("TLENS_BWRAP", ""),
+        nginx=env("TLENS_NGINX", ""),
+        profiles_dir=Path(env("TLENS_PROFILES_DIR")).expanduser() if env("TLENS_PROFILES_DIR") else None,
+        bench_dir=Path(env("TLENS_BENCH_DIR") or str(Path.home() / ".cache" / "triton-lens" / "bench")).expanduser(),
+        bench_timeout_s=float(env("TLENS_BENCH_TIMEOUT", "900")),
+        bench_lock_wait_s=float(env("TLENS_BENCH_LOCK_WAIT", "600")),
+        triton_cache_base=env("TLENS_TRITON_CACHE_BASE", ""),
+        worker_fork=env("TLENS_WORKER_FORK") == "1",
+        worker_prewarm=env("TLENS_WORKER_PREWARM", "1") == "1",
+        launch_log=env("TLENS_LAUNCH_LOG", ""),
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspectors.base import tritonver
+from inspectors.base import settings as settings_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -100,9 +101,9 @@ def configured(spec: str | None = None, folder: str | Path | None = None) -> dic
     """Every version this server can compile with, oldest first: the server's own (if triton is
     installed) and the extra ones (module docstring). `spec`/`folder` default to the settings'
     `TLENS_TRITON_VERSIONS` / `TLENS_TRITON_VERSIONS_DIR`."""
-    spec = os.environ.get("TLENS_TRITON_VERSIONS", "") if spec is None else spec
-    folder = Path(os.environ.get("TLENS_TRITON_VERSIONS_DIR") or REPO_ROOT / ".triton-versions") \
-        if folder is None else Path(folder)
+    settings = settings_mod.load()
+    spec = settings.triton_versions if spec is None else spec
+    folder = (settings.triton_versions_dir or REPO_ROOT / ".triton-versions") if folder is None else Path(folder)
     found: dict[str, TritonEnv] = {}
     own = tritonver.installed()
     if own:

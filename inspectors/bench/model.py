@@ -30,10 +30,10 @@ benchmark worker process: timings never happen in the server.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from inspectors.base import settings as settings_mod
 
 # -- configuration (documented in the README) ---------------------------------------------------
 #   TLENS_BENCH_DIR      ~/.cache/triton-lens/bench   lock files and the ceilings cache
@@ -42,17 +42,17 @@ from pathlib import Path
 
 
 def bench_dir() -> Path:
-    path = Path(os.environ.get("TLENS_BENCH_DIR") or Path.home() / ".cache" / "triton-lens" / "bench").expanduser()
+    path = settings_mod.load().bench_dir
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def default_timeout_s() -> float:
-    return float(os.environ.get("TLENS_BENCH_TIMEOUT", "900"))
+    return settings_mod.load().bench_timeout_s
 
 
 def default_lock_wait_s() -> float:
-    return float(os.environ.get("TLENS_BENCH_LOCK_WAIT", "600"))
+    return settings_mod.load().bench_lock_wait_s
 
 
 # The providers every kernel gets; a kernel's bench_baselines() adds its own.

@@ -15,6 +15,7 @@ import os
 import sys
 import types
 from pathlib import Path
+from inspectors.base import settings as settings_mod
 
 
 def main(argv: list[str]) -> int:
@@ -43,8 +44,8 @@ def main(argv: list[str]) -> int:
         example()
         torch.cuda.synchronize()
     finally:
-        if os.environ.get("TLENS_LAUNCH_LOG"):
-            Path(os.environ["TLENS_LAUNCH_LOG"]).write_text(json.dumps(log))
+        if settings_mod.load().launch_log:
+            Path(settings_mod.load().launch_log).write_text(json.dumps(log))
     return 0
 
 

@@ -37,6 +37,7 @@ from typing import Callable
 from inspectors.base import proclimits, sandbox
 from inspectors.bench import model as bench
 from inspectors.bench.model import BenchError, BenchRequest, BenchResult, Row
+from inspectors.base import settings as settings_mod
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_LINE = 64 << 20      # one protocol line from a worker, at most
@@ -74,8 +75,7 @@ def _command(args: list[str], scratch: str, triton=None) -> tuple[list[str], dic
     env = _env(path)
     if not sandbox.enabled():
         return argv, env, None
-    keep = ("TRITON_DEFAULT_FP_FUSION", "TLENS_WORKER_MEMORY_MB", "PYTHONUNBUFFERED", "TLENS_BENCH_ROUNDS",
-            "TLENS_BENCH_TIMEOUT")
+    keep = ("TRITON_DEFAULT_FP_FUSION", "TLENS_WORKER_MEMORY_MB", "PYTHONUNBUFFERED", "TLENS_BENCH_TIMEOUT")
     folder = Path(scratch)
     jail_env = {k: env[k] for k in keep if k in env}
     jail_env["TRITON_CACHE_DIR"] = str(folder / "triton")
@@ -87,7 +87,7 @@ def _command(args: list[str], scratch: str, triton=None) -> tuple[list[str], dic
         if f.is_file() and not f.is_symlink():
             shutil.copyfile(f, private / f.name)
     jail_env["TLENS_BENCH_DIR"] = str(private)
-    limits = sandbox.Limits(memory_mb=int(env.get("TLENS_WORKER_MEMORY_MB", "8192")) or 8192, cpu_s=1800)
+    limits = sandbox.Limits(memory_mb=settings_mod.load().worker_memory_mb or 8192, cpu_s=1800)
     gpu = bool(sandbox.gpu_devices())
     if path:                 # an extra Triton version's folder, first on the path
         jail_env["PYTHONPATH"] = os.pathsep.join((path, str(_REPO_ROOT)))

@@ -2,7 +2,6 @@
 first use, and the request routed by its `triton_version`."""
 from __future__ import annotations
 
-import os
 import threading
 
 from inspectors.base import settings as settings_mod
@@ -28,7 +27,7 @@ class Engines:
         self.settings = settings or settings_mod.load()
         self.envs = dict(versions.configured() if envs is None else envs)
         self.own = next((v for v, e in self.envs.items() if e.own), "")
-        self.extra_workers = max(1, extra_workers or int(os.environ.get("TLENS_VERSION_WORKERS") or 1))
+        self.extra_workers = max(1, extra_workers or self.settings.version_workers)
         self.engine_kw = engine_kw
         self._engines: dict[str, Engine] = {}
         self._lock = threading.Lock()

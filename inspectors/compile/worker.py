@@ -34,6 +34,7 @@ from inspectors.compile import analysis, gpu_view, journal, loading
 from inspectors.compile import diagnostics as capture
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
+from inspectors.base import settings as settings_mod
 
 # An MLIR diagnostic printed by Triton's passes, e.g.
 # /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
@@ -92,7 +93,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     # name the file (loc("vector_add.py":27:9), .file 1 "vector_add.py"): one cache folder
     # per file name, so a kernel saved under another name never shows the first one's name.
     saved_cache = os.environ.get("TRITON_CACHE_DIR")
-    base = os.environ.get("TLENS_TRITON_CACHE_BASE")
+    base = settings_mod.load().triton_cache_base
     if base:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
         os.environ["TRITON_CACHE_DIR"] = os.path.join(base, "by-file", safe)
@@ -195,7 +196,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
                 raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, loading.detail_of(e))) from None
             message = f"example() raised {type(e).__name__}: {e}"
             if isinstance(e, MemoryError):
-                message += f"(over the worker's memory limit, {os.environ.get('TLENS_WORKER_MEMORY_MB', '?')} MB)"
+                message += f"(over the worker's memory limit, {settings_mod.load().worker_memory_mb} MB)"
             raise loading.JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
     if not recorder.launches:
         own = "" if jitted else f"; {filename} has no @triton.jit kernel of its own"
@@ -285,8 +286,7 @@ def _partial(e, name, label, options, args, target, req, index, path: Path, outp
 
 def _repro_dir() -> Path | None:
     """Where the input of a failed tool is kept for its repro command (set by the engine)."""
-    d = os.environ.get("TLENS_REPRO_DIR")
-    return Path(d) if d else None
+    return settings_mod.load().repro_dir
 
 
 class _PassDump(capture.StderrTo):
@@ -364,12 +364,12 @@ def main() -> None:
     if not torch.cuda.is_available():
         proclimits.limit_memory()
     proclimits.limit_processes()
-    if os.environ.get("TLENS_WORKER_PREWARM", "1") == "1":
+    if settings_mod.load().worker_prewarm:
         _prewarm()
     proto_out.write(json.dumps({"ready": True, "pid": os.getpid(), "triton_version": triton.__version__,
                                 "memory_limit_mb": proclimits.memory_limit_mb()}) + "\n")
     proto_out.flush()
-    if os.environ.get("TLENS_WORKER_FORK") == "1":       # a student's own sandbox: a child per job
+    if settings_mod.load().worker_fork:       # a student's own sandbox: a child per job
         from inspectors.compile import zygote
         zygote.serve(proto_in, proto_out, _forked_job)
         return

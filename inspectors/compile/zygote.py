@@ -36,6 +36,7 @@ import signal
 import time
 
 from inspectors.base import proctree
+from inspectors.base import settings as settings_mod
 
 MAX_REPLY_BYTES = 128 << 20        # as workers.MAX_REPLY_BYTES: beyond it the engine stops the worker
 
@@ -175,7 +176,7 @@ def tidy(job_dir: str, problems: list[str]) -> None:
     """Before a job: the scratch folder holds only its own parts and this job's folder. What an
     earlier job put beside its folder (or its folder renamed) goes now, not after that job: the
     engine reads a dead job's folder back after the sweep."""
-    cache = os.environ.get("TLENS_TRITON_CACHE_BASE", "")
+    cache = settings_mod.load().triton_cache_base
     scratch = os.path.dirname(cache) if cache else ""
     if scratch and os.path.isdir(scratch):
         for name in os.listdir(scratch):
@@ -189,7 +190,7 @@ def sweep() -> str:
     folder this user can write. '' if so, else what is wrong (the engine then replaces the
     sandbox)."""
     _kill_others()
-    cache = os.environ.get("TLENS_TRITON_CACHE_BASE", "")
+    cache = settings_mod.load().triton_cache_base
     problems: list[str] = []
     mounts = _mount_points()
     for folder in ("/tmp", "/dev/shm", os.environ.get("HOME", "")):
