@@ -1,6 +1,6 @@
 """Triton Lens's Streamlit app: `streamlit run app/main.py`. The rooms, lowest first; a module
 imports from its own room and the rooms before it, never from one after it
-(tests/test_layering.py), and `inspectors/` never imports `app`.
+(tests/unit/test_layering.py), and `inspectors/` never imports `app`.
 
     render/      pure HTML and data from compiler output: no streamlit    (a new reader's HTML)
     components/  custom Streamlit components with a JS frontend            (a new browser element)

@@ -1,6 +1,6 @@
 """Every session key of the app, named once. A key is a widget's (AppTest drives widgets by key;
 the browser sees `.st-key-NAME`) or a value the app keeps in `st.session_state`; either way its
-name is here, and tests/test_layering.py fails on a literal session key in app/ that is not.
+name is here, and tests/unit/test_layering.py fails on a literal session key in app/ that is not.
 
 A key made per item (`ws-name-{file}`, `opt-{side}-target`) is a function or a prefix here.
 Renaming a widget key breaks shared test scripts and browser tests: don't.
@@ -123,7 +123,7 @@ DEMO = ("demo-big",)
 
 
 def named() -> tuple[set[str], tuple[str, ...]]:
-    """(every fixed key, every prefix of a made key): what tests/test_layering.py checks app/ against."""
+    """(every fixed key, every prefix of a made key): what tests/unit/test_layering.py checks app/ against."""
     fixed, prefixes = set(), list(COMPARE_PREFIXES + BENCH_PREFIXES + LESSON_PREFIXES)
     for name, value in globals().items():
         if name.isupper() and isinstance(value, str):

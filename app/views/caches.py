@@ -123,7 +123,7 @@ def render_kernel(opened: cache.OpenedKernel, key: str) -> None:
     if not available:
         st.error("This folder has no stage the viewer can show.")
         return
-    machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
+    machine = stages.machine_stage(s.name for s in available) or available[-1].name
     default = [n for n in ("source", "ttgir", machine) if n in kernel.stage_names()] or [available[0].name]
     chosen = st.multiselect("Stages side by side", [s.name for s in available], default=default,
                             key=f"{key}-stages-{backend}", format_func=lambda n: stages.get(n).label,

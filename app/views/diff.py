@@ -247,7 +247,7 @@ def _stage_diff(rec_a: CompileRecord, rec_b: CompileRecord,
     common = [s.name for s in sorted(stages.STAGES, key=lambda s: s.order)
               if s.name in ka.stage_names() and s.name in kb.stage_names()]
     if st.session_state.get("cmp-stage") not in common:
-        st.session_state["cmp-stage"] = next((s for s in ("ptx", "amdgcn") if s in common), common[-1])
+        st.session_state["cmp-stage"] = stages.machine_stage(common) or common[-1]
     c1, c2, c3 = st.columns([6, 2, 2], vertical_alignment="bottom")
     stage = c1.segmented_control("Stage", common, key="cmp-stage", format_func=lambda s: stages.get(s).label) \
         or common[-1]

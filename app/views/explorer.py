@@ -244,7 +244,7 @@ def _stages_pick(kernel: KernelResult, where, pending, present_bar, viewport) ->
     backend = targets.parse(kernel.target).backend
     failed = kernel.error.stage if kernel.error is not None else None
     available = [s for s in stages.stages_for(backend) if s.name in kernel.stage_names() or s.name == failed]
-    machine = next((s.name for s in available if s.name in ("ptx", "amdgcn")), available[-1].name)
+    machine = stages.machine_stage(s.name for s in available) or available[-1].name
     stage_key = keys.stages_pick(backend, bool(present_bar))
     n_default = stage_panel.panels_for_width(viewport, bool(present_bar))
     default = [n for n in (("source", machine) if n_default == 2 else ("source", "ttgir", machine))

@@ -5,7 +5,7 @@ layouts the TTGIR uses (parameters in words, the tensors that carry them, conver
 shared-memory buffers), then for a chosen layout and tensor shape: which warp, lane and
 register own each element, and program → warps → threads → registers → elements as a graph.
 Mappings come from inspectors.explain.layout_view (Triton's linear-layout algebra in pure Python,
-checked against Triton's own in tests/test_layouts_view.py).
+checked against Triton's own in tests/unit/test_layouts_view.py).
 
 One run, top to bottom (`kernel_layouts()` at the end of the file): the title, what to compile
 (`what_to_compile`) and the compile (`compile_kernel`, stopping on an error), the launch

@@ -25,10 +25,9 @@ import kernels
 from app.render import diff_html                     # the shared diff view (inspectors/explain/diff.py)
 from app.render.text import plain
 from inspectors.explain import diff as diff_mod
+from inspectors.explain import passdiff
 
 CHANGED_MARK = {True: "changed", False: "–", None: "?"}
-# Lexer/noise rules for each IR the passes rewrite (machine IR reads best as LLVM IR).
-DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir": "llir", "mir": "llir"}
 
 
 def _on_kernel():
@@ -161,7 +160,7 @@ def show_pass(kernel: KernelResult, steps: list, shown: list) -> None:
         noise = st.toggle("Ignore renumbering noise", value=False, key="passes_noise",
                           help="SSA value and register numbers, location aliases, labels do not count as changes.")
         st.html(diff_html.diff_css())
-        legend, body = _diff_html(DIFF_STAGE.get(step.stage, "llir"), before, after, noise,
+        legend, body = _diff_html(passdiff.stage_of(step.stage), before, after, noise,
                                   f"before #{step.index}", f"after {step.name}")
         if legend:
             st.html(legend)

@@ -4,7 +4,7 @@ server that makes cgroups is). A job that fills it gets ENOSPC at once; a polled
 let `posix_fallocate` put gigabytes on the host's disk between two checks. Its pages are
 memory, counted against the sandbox's memory cgroup, and freed when the folder is unmounted
 (`remove`). Where no tmpfs can be mounted the folder is a plain one on the host's disk, and
-only the engine's checks bound it (`mounted` says which; docs/05 says what that loses).
+only the engine's checks bound it (`mounted` says which; docs/05-sandbox-and-threat-model.md says what that loses).
 
     mounted = scratch.make(folder, mb=1024, files=60_000)
     ...

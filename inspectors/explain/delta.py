@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from inspectors.base.result import KernelResult
 from inspectors.explain.insight import Insight
+from inspectors.base import stages as stage_table
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,7 @@ def figures(kernel: KernelResult, insight: Insight) -> Figures:
             else:
                 shared_stores += 1
     r, occ = insight.resources, insight.occupancy
-    order = {name: i for i, name in enumerate(("source", "ttir", "ttgir", "llir", "ptx", "sass", "amdgcn"))}
-    names = sorted(insight.summaries, key=lambda s: order.get(s, 99))
+    names = stage_table.ordered(insight.summaries)
     return Figures(
         name=kernel.name, target=kernel.target,
         num_warps=kernel.options.get("num_warps"), num_stages=kernel.options.get("num_stages"),
@@ -197,7 +197,7 @@ def headline(a: Figures, b: Figures) -> str:
         if x != y and x is not None and y is not None:
             unit = " B" if label in ("spills", "shared memory") else ""
             parts.append(f"{label} {x:,}{unit} → {y:,}{unit}" if isinstance(x, int) else f"{label} {x} → {y}")
-    isa = next((s for s in ("ptx", "amdgcn") if s in dict(a.instructions) and s in dict(b.instructions)), None)
+    isa = stage_table.machine_stage(set(dict(a.instructions)) & set(dict(b.instructions)))
     if isa:
         x, y = dict(a.instructions)[isa], dict(b.instructions)[isa]
         if x != y:

@@ -24,6 +24,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from inspectors.base import stages as stage_table
 from inspectors.explain import align
 from inspectors.explain.delta import (  # noqa: F401 - re-exported: diff.delta_table(...)
     DeltaRow, DeltaTable, Figures, delta_table, figures, headline, width_label)
@@ -45,7 +46,6 @@ _DROP = {
     # `!21 = !DILocation(line: 27, column: 9, scope: !4)` (metadata definitions)
     "llir": re.compile(r"^\s*!\d+\s*=|^\s*!llvm\.(?:dbg|module)"),
 }
-_FAMILY = {"ttir": "mlir", "ttgir": "mlir", "llir": "llir", "ptx": "ptx", "sass": "sass", "amdgcn": "amdgcn"}
 
 # PTX DWARF data after `	.section	.debug_abbrev` (`.b8 116 // DW_AT_producer`): all noise.
 _PTX_DEBUG_SECTION_RE = re.compile(r"^\s*\.section\s+\.debug_")
@@ -100,7 +100,7 @@ _SPACE_RE = re.compile(r"[ \t]+")
 def is_noise_line(stage: str, line: str) -> bool:
     """True for lines that say nothing about what the kernel does, e.g. PTX
     `\t.loc\t1 27 9 // vector_add.py:27:9` or TTGIR `#loc23 = loc("x"(#loc7))`."""
-    family = _FAMILY.get(stage)
+    family = stage_table.family_of(stage)
     drop = _DROP.get(family) if family else None
     return bool(drop and drop.match(line)) or not line.strip()
 
@@ -109,7 +109,7 @@ def normalize_line(stage: str, line: str) -> str:
     """The line as compared with noise ignored, e.g. PTX
     `@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];` ->
     `@%p# ld.global.v4.b32 { %r#, %r#, %r#, %r# }, [ %rd# + 0 ];`."""
-    family = _FAMILY.get(stage)
+    family = stage_table.family_of(stage)
     if family == "mlir":
         line = _MLIR_LOC_RE.sub("", line)
     for pattern, repl in _SUBS.get(family, ()):

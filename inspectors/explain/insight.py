@@ -23,6 +23,7 @@ from inspectors.explain import remarks as remarks_mod
 from inspectors.explain import threadmap
 from inspectors.explain import vectorization
 from inspectors.base import codec
+from inspectors.base import stages as stage_table
 from inspectors.base.result import KernelResult
 from inspectors.base.targets import parse as parse_target
 
@@ -251,13 +252,14 @@ _LLIR_INSN_RE = re.compile(r"^\s+(?:%[\w.]+ = )?(?P<op>[a-z]+)\b")
 # AMDGCN, e.g. `	global_load_dwordx4 v[2:5], v[0:1], off`
 _AMDGCN_INSN_RE = re.compile(r"^\s+(?P<op>[sv]_\w+|global_\w+|buffer_\w+|ds_\w+|flat_\w+)")
 
-_INSN_RES = {"ptx": _PTX_INSN_RE, "sass": _SASS_INSN_RE, "ttir": _MLIR_INSN_RE, "ttgir": _MLIR_INSN_RE,
-             "llir": _LLIR_INSN_RE, "amdgcn": _AMDGCN_INSN_RE}
+# by family (inspectors.base.stages)
+_INSN_RES = {"ptx": _PTX_INSN_RE, "sass": _SASS_INSN_RE, "mlir": _MLIR_INSN_RE, "llir": _LLIR_INSN_RE,
+             "amdgcn": _AMDGCN_INSN_RE}
 
 
 def summarize_stage(stage: str, text: str) -> StageSummary:
     """Line count, instruction count and the mix of opcodes of one stage."""
-    regex = _INSN_RES.get(stage)
+    regex = _INSN_RES.get(stage_table.family_of(stage))
     ops: Counter = Counter()
     if regex:
         for line in text.splitlines():

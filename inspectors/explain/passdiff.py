@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
+from inspectors.base import stages as stage_table
 from inspectors.explain.diff import diff_stage
 
 
@@ -21,14 +22,22 @@ class DiffRow:
     b_text: str = ""
 
 
-_DIFF_STAGE = {"ttir": "ttir", "ttgir": "ttgir", "llvm-dialect": "ttgir", "llir": "llir"}
+# The stage whose lexer and noise rules read an IR the passes rewrite that is no stage of its own
+# (the MLIR LLVM dialect reads as TTGIR, machine IR best as LLVM IR).
+READS_AS = {"llvm-dialect": "ttgir", "mir": "llir"}
+
+
+def stage_of(ir: str) -> str:
+    """The stage table's row for a pass dump's IR (`ttgir`, `llvm-dialect`, `mir`): the Passes
+    page and `diff_rows` read it with that stage's lexer and noise rules."""
+    return ir if ir in stage_table.BY_NAME else READS_AS.get(ir, "llir")
 
 
 def diff_rows(before: str, after: str, stage: str = "", ignore_noise: bool = False) -> tuple:
     """Side-by-side rows between two IR texts. Uses the shared diff view's aligner
     (`inspectors.explain.diff.diff_stage`, which pairs changed lines by similarity and can ignore
     renumbering noise)."""
-    return diff_stage(_DIFF_STAGE.get(stage, "mir"), before, after, ignore_noise=ignore_noise).rows
+    return diff_stage(stage_of(stage), before, after, ignore_noise=ignore_noise).rows
 
 
 def _difflib_rows(before: str, after: str) -> tuple[DiffRow, ...]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from inspectors.base import stages as stage_table
 
 # PTX, e.g.
 #   @%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];
@@ -151,5 +152,5 @@ def amdgcn_memops(text: str) -> tuple[MemOp, ...]:
 
 def memops_for(stage: str, text: str) -> tuple[MemOp, ...]:
     """Memory ops of a stage's text; stages without an ISA-level parser give none."""
-    parser = {"ptx": ptx_memops, "sass": sass_memops, "amdgcn": amdgcn_memops}.get(stage)
+    parser = {"ptx": ptx_memops, "sass": sass_memops, "amdgcn": amdgcn_memops}.get(stage_table.family_of(stage))
     return parser(text) if parser else ()

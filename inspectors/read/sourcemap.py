@@ -78,6 +78,7 @@ from inspectors.read.lines_asm import (amdgcn_chains, amdgcn_lines, ptx_chains, 
 from inspectors.read.lines_llir import llir_chains, llir_lines
 from inspectors.read.lines_mlir import mlir_chains, mlir_lines
 from inspectors.read.userfile import innermost, is_user_file
+from inspectors.base import stages as stage_table
 
 __all__ = ["SourceMap", "StageLines", "amdgcn_lines", "build", "is_user_file", "llir_lines", "mlir_lines",
            "ptx_lines", "sass_hints", "sass_lines", "stage_lines", "from_chains", "mlir_chains", "llir_chains",
@@ -177,9 +178,9 @@ class SourceMap:
 
 # --------------------------------------------------------------------------- all stages
 
-_PARSERS = {
-    "ttir": mlir_chains,
-    "ttgir": mlir_chains,
+# The line reader of each family of text (inspectors.base.stages: a stage's row names its family).
+READERS = {
+    "mlir": mlir_chains,
     "llir": llir_chains,
     "ptx": ptx_chains,
     "sass": sass_chains,
@@ -188,11 +189,12 @@ _PARSERS = {
 
 
 def stage_lines(stage: str, text: str, filename: str) -> StageLines:
-    """One stage's map, by stage name (ttir, ttgir, llir, ptx, sass, amdgcn)."""
+    """One stage's map, by stage name (glir, ttir, ttgir, llir, ptx, sass, amdgcn): read by its
+    family's reader."""
     try:
-        parser = _PARSERS[stage]
+        parser = READERS[stage_table.family_of(stage)]
     except KeyError:
-        raise KeyError(f"no source map for stage {stage!r}; known: {', '.join(_PARSERS)}") from None
+        raise KeyError(f"no source map for stage {stage!r}; the readers' families: {', '.join(READERS)}") from None
     return from_chains(stage, parser(text, filename))
 
 
@@ -208,9 +210,9 @@ def build(stages: dict[str, str], filename: str) -> SourceMap:
     through the PTX when both are there."""
     out: dict[str, StageLines] = {}
     for name, text in stages.items():
-        if name not in _PARSERS or not text:
+        if stage_table.family_of(name) not in READERS or not text:
             continue
-        if name == "sass":
+        if stage_table.family_of(name) == "sass":
             out[name] = sass_stage_lines(text, stages.get("ptx"), filename)
         else:
             out[name] = stage_lines(name, text, filename)

@@ -38,12 +38,15 @@ from inspectors.read.mlir import parse_ttir_args  # noqa: F401 - re-exported: ca
 # File suffix (after the kernel name) -> stage name, from the stage table: the cache names
 # files after `CompiledKernel.asm` keys (`.ttir`, `.llir`), a dump adds `.sass`.
 STAGE_FILES: dict[str, str] = {(s.asm_key or s.ext): s.name for s in stage_table.STAGES if s.name != "source"}
-BINARIES = {"cubin": "cuda", "hsaco": "hip"}
-# What a complete entry holds, per backend (the metadata JSON only in a cache, not a dump).
-EXPECTED = {"cuda": ("ttir", "ttgir", "llir", "ptx", "cubin"), "hip": ("ttir", "ttgir", "llir", "amdgcn", "hsaco")}
+BINARIES = {binary: backend for backend, binary in stage_table.BINARY.items()}
+# What a complete entry holds, per backend (the metadata JSON only in a cache, not a dump): every
+# stage Triton always writes for it, then its binary.
+EXPECTED = {backend: tuple(s.asm_key for s in stage_table.stages_for(backend) if s.asm_key and not s.optional)
+            + (binary,) for backend, binary in stage_table.BINARY.items()}
 _MAX_SOURCE_BYTES = 4 << 20
 _KERNEL_SUFFIXES = frozenset(STAGE_FILES) | {"json", "grp"} | frozenset(BINARIES)
-_PRESENT_ORDER = ("json", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "sass")
+_PRESENT_ORDER = ("json", *(s.asm_key for s in sorted(stage_table.STAGES, key=lambda s: s.order) if s.asm_key),
+                  *BINARIES, *(s.ext for s in stage_table.STAGES if not s.asm_key and s.name != "source"))
 
 
 @dataclass(frozen=True)

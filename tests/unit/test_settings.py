@@ -35,16 +35,16 @@ def direct_reads(path: Path) -> list[str]:
                and ast.unparse(n.value) in ("os.environ.get", "os.getenv", "os.environ", "environ")}
     out = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Call) and n.args and (name := _tlens(n.args[0])):
+        if isinstance(n, ast.Call) and n.args and _tlens(n.args[0]):
             f = n.func
             if (isinstance(f, ast.Attribute) and f.attr in ("get", "getenv", "pop") and
                     (_is_environ(f.value) or ast.unparse(f.value) == "os" or ast.unparse(f.value) in aliases)) \
                     or (isinstance(f, ast.Name) and f.id in aliases | {"getenv"}):
                 out.append(f"{n.lineno}: {ast.unparse(n)[:80]}")
-        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and (name := _tlens(n.slice)) \
+        elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and _tlens(n.slice) \
                 and (_is_environ(n.value) or ast.unparse(n.value) in aliases):
             out.append(f"{n.lineno}: {ast.unparse(n)[:80]}")
-        elif isinstance(n, ast.Compare) and (name := _tlens(n.left)) and any(
+        elif isinstance(n, ast.Compare) and _tlens(n.left) and any(
                 _is_environ(c) or ast.unparse(c) in aliases for c in n.comparators):
             out.append(f"{n.lineno}: {ast.unparse(n)[:80]}")
     return out

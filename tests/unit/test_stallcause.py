@@ -46,7 +46,7 @@ def test_the_nearest_writer_decides_and_a_loop_wraps_around():
 
 def test_the_naive_transposes_store_waits_for_its_load():
     """ncu charges the long-scoreboard samples to the STS of the store's line; their producer is
-    the LDG of the load's line (kernels/transpose: load line, then store line)."""
+    the LDG of the load's line (kernels/transpose.py: load line, then store line)."""
     p = _profile("transpose-launch1")
     per = stallcause.by_line(stallcause.causes(p.instructions))
     store = max(per, key=lambda line: sum(s for *_, s in per[line]))

@@ -18,8 +18,8 @@ def test_parse_rejects(bad):
 
 
 def test_stage_table_drives_backends():
-    assert [s.name for s in stages.stages_for("cuda")] == ["source", "ttir", "ttgir", "llir", "ptx", "sass"]
-    assert [s.name for s in stages.stages_for("hip")] == ["source", "ttir", "ttgir", "llir", "amdgcn"]
+    assert [s.name for s in stages.stages_for("cuda")] == ["source", "glir", "ttir", "ttgir", "llir", "ptx", "sass"]
+    assert [s.name for s in stages.stages_for("hip")] == ["source", "glir", "ttir", "ttgir", "llir", "amdgcn"]
     orders = [s.order for s in stages.STAGES]
     assert orders == sorted(orders) and len(set(orders)) == len(orders)
     assert len({s.name for s in stages.STAGES}) == len(stages.STAGES)

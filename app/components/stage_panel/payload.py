@@ -193,9 +193,8 @@ def _tokenize_stream(lexer, text: str, n_lines: int) -> Tokens:
 #   ptx         `.visible .entry add_kernel(`
 #   sass        `.text.add_kernel:` (nvdisasm) or `Function : add_kernel` (cuobjdump)
 #   amdgcn      `add_kernel:                             ; @add_kernel`
-_FUNCTION_RE = {
-    "ttir": r"\btt\.func\b.*@{name}\b", "ttgir": r"\btt\.func\b.*@{name}\b",
-    "llir": r"^define\b.*@{name}\(", "ptx": r"\.entry\s+{name}\b",
+_FUNCTION_RE = {     # by family (inspectors.base.stages)
+    "mlir": r"\btt\.func\b.*@{name}\b", "llir": r"^define\b.*@{name}\(", "ptx": r"\.entry\s+{name}\b",
     "sass": r"(Function\s*:\s*{name}\b|^\s*\.text\.{name}:)", "amdgcn": r"^{name}:",
 }
 # A global-memory load in a stage without a memory-op parser (PTX, SASS and AMDGCN have one,
@@ -206,10 +205,9 @@ _FUNCTION_RE = {
 #           `%x = amdg.buffer_load %x_ptr[%offsets_2], %mask_3 ...` (AMD)
 #   llir    the inline asm `ld.global.v4.b32 { $0, $1, $2, $3 }, [ $4 + 0 ];`, `cp.async.cg.shared.global`,
 #           `load float, ptr addrspace(1) %5`, `@llvm.amdgcn.raw.ptr.buffer.load.v4f32(` (AMD)
-_LOAD_RE = {
-    "source": re.compile(r"\btl\.load\(|\.load\("),
-    "ttir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
-    "ttgir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
+_LOAD_RE = {         # by family
+    "python": re.compile(r"\btl\.load\(|\.load\("),
+    "mlir": re.compile(r"\btt\.(descriptor_)?load\b|\basync_copy_global_to_local\b|\basync_tma_copy_global|\bbuffer_load\b"),
     "llir": re.compile(r"ld\.global|cp\.async\.[a-z.]*global|\bload\b.*addrspace\(1\)|global_load|buffer\.load\b"),
 }
 
@@ -236,7 +234,7 @@ def _python_opening(lines: list[str], name: str) -> Opening:
         line = lines[i]
         if line.strip() and len(line) - len(line.lstrip()) <= indent and not line.lstrip().startswith((")", "#")):
             break                                               # the body ended
-        if _LOAD_RE["source"].search(line.split("#", 1)[0]):
+        if _LOAD_RE["python"].search(line.split("#", 1)[0]):
             load = i + 1
             break
     return Opening(start + 1, load)
@@ -248,10 +246,11 @@ def opening(stage_name: str, text: str, kernel_name: str | None, ops=None) -> Op
     lines = split_lines(text)
     if not kernel_name:
         return Opening(None, None)
-    if stage_name == "source":
+    family = stages.family_of(stage_name)
+    if family == "python":
         return _python_opening(lines, kernel_name)
     name = re.escape(kernel_name)
-    rx = _FUNCTION_RE.get(stage_name)
+    rx = _FUNCTION_RE.get(family)
     start = None
     if rx is not None:
         found = re.compile(rx.format(name=name))
@@ -260,8 +259,8 @@ def opening(stage_name: str, text: str, kernel_name: str | None, ops=None) -> Op
     if ops:
         load = next((m.line for m in ops if m.space == "global" and m.kind == "load" and m.line >= (start or 0)),
                     None)
-    elif stage_name in _LOAD_RE:
-        load = next((i + 1 for i in range((start or 1) - 1, len(lines)) if _LOAD_RE[stage_name].search(lines[i])),
+    elif family in _LOAD_RE:
+        load = next((i + 1 for i in range((start or 1) - 1, len(lines)) if _LOAD_RE[family].search(lines[i])),
                     None)
     else:
         load = None
