@@ -9,7 +9,9 @@ panels, a new history record). Per click: the process's CPU time for the page ru
 itself runs in the worker, another process, and is not counted). The first click is left out
 (imports). Medians.
 
-    .venv/bin/python benchmarks/page_cost.py --before 344144c [--clicks 40] [--browser]
+    .venv/bin/python benchmarks/page_cost.py --before 344144c [--clicks 40] [--same] [--browser]
+
+`--same`: every click on the unchanged kernel, its result from the result cache (the page's own work).
 
 The tree at `--before` is checked out into a temporary git worktree and measured in a process of
 its own with that tree first on the import path; then this working tree, the same way.
@@ -38,8 +40,9 @@ from inspectors.base import proctree
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def measure(clicks: int) -> list[float]:
-    """Milliseconds of this process's CPU per Compile page run (run in the tree measured)."""
+def measure(clicks: int, same: bool = False) -> list[float]:
+    """Milliseconds of this process's CPU per Compile page run (run in the tree measured);
+    `same`: every click on the unchanged kernel (its result from the result cache)."""
     from streamlit.testing.v1 import AppTest
 
     from tests_helpers import load  # (benchmarks/tests_helpers.py)
@@ -50,7 +53,7 @@ def measure(clicks: int) -> list[float]:
     base = editor(at).value
     out = []
     for i in range(clicks + 1):
-        edit = base.replace("BLOCK_SIZE=1024", f"BLOCK_SIZE={2 ** (6 + i % 6)}", 1) + f"\n# edit {i}\n"
+        edit = base if same else base.replace("BLOCK_SIZE=1024", f"BLOCK_SIZE={2 ** (6 + i % 6)}", 1) + f"\n# edit {i}\n"
         editor(at).input(edit)                       # the edit and the click arrive in one rerun
         t0 = time.process_time()
         at.button(key="compile").click().run()
@@ -101,11 +104,12 @@ def browser_round(tree: Path, clicks: int) -> float:
         os.killpg(server.pid, 9)
 
 
-def run_tree(tree: Path, clicks: int) -> list[float]:
+def run_tree(tree: Path, clicks: int, same: bool = False) -> list[float]:
     work = Path(tempfile.mkdtemp(prefix="tlens-page-cost-"))
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{ROOT / 'benchmarks'}",
            "TLENS_WORKSPACE_DIR": str(work / "ws"), "TLENS_TRITON_CACHE_DIR": str(work / "cache" / "triton")}
-    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", "--clicks", str(clicks)],
+    out = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--measure", "--clicks", str(clicks)]
+                         + (["--same"] if same else []),
                          cwd=tree, env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"measuring {tree} failed:\n{out.stderr[-3000:]}")
@@ -117,23 +121,25 @@ def main() -> int:
     ap.add_argument("--before", help="the commit to compare with")
     ap.add_argument("--clicks", type=int, default=40)
     ap.add_argument("--browser", action="store_true", help="Chromium pressing Compile on a real server")
+    ap.add_argument("--same", action="store_true", help="every click on the unchanged kernel (a cache hit)")
     ap.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)   # the child: this tree, JSON out
     args = ap.parse_args()
     if args.browser:
         return browser_main(args)
     if args.measure:
-        print(json.dumps(measure(args.clicks)))
+        print(json.dumps(measure(args.clicks, args.same)))
         return 0
     rows = []
     if args.before:
         base = Path(tempfile.mkdtemp(prefix="tlens-before-"))
         subprocess.run(["git", "worktree", "add", "--detach", "-q", str(base), args.before], cwd=ROOT, check=True)
         try:
-            rows.append((f"before ({args.before})", run_tree(base, args.clicks)))
+            rows.append((f"before ({args.before})", run_tree(base, args.clicks, args.same)))
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=ROOT)
-    rows.append(("after (this tree)", run_tree(ROOT, args.clicks)))
-    print(f"page_cost: a Compile of an edited vector add, the server's page run (AppTest, {args.clicks} clicks, "
+    rows.append(("after (this tree)", run_tree(ROOT, args.clicks, args.same)))
+    what = "the unchanged vector add (a result-cache hit)" if args.same else "an edited vector add"
+    print(f"page_cost: a Compile of {what}, the server's page run (AppTest, {args.clicks} clicks, "
           f"medians; {len(os.sched_getaffinity(0))} cores)")
     print(f"{'':28} {'CPU / Compile':>14} {'p90':>8}")
     for name, ms in rows:
