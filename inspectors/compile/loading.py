@@ -162,10 +162,26 @@ def forget_project(new: set, job_dir: Path, modname: str) -> None:
     inside = f"{job_dir}/"
     for name in new:
         module = sys.modules.get(name)
-        file = getattr(module, "__file__", None) or ""
-        paths = list(getattr(module, "__path__", None) or ())
-        if name == modname or file.startswith(inside) or any(str(p).startswith(inside) for p in paths):
-            del sys.modules[name]
+        file = _own(module, "__file__")
+        paths = _own(module, "__path__")
+        try:
+            paths = [str(p) for p in paths] if isinstance(paths, (list, tuple)) else []
+        except Exception:  # noqa: BLE001 - a path entry of the user's own making
+            paths = []
+        if name == modname or (isinstance(file, str) and file.startswith(inside)) or \
+                any(p.startswith(inside) for p in paths):
+            sys.modules.pop(name, None)
+
+
+def _own(module, name: str):
+    """`module.name` as the module itself holds it, without calling the module's `__getattr__`:
+    a lazy module (transformers' `_LazyModule`) imports a submodule on an attribute it lacks, and
+    that import may fail (torchvision missing) or run anything. None for anything else in
+    sys.modules (an object a library put there)."""
+    try:
+        return object.__getattribute__(module, "__dict__").get(name)
+    except Exception:  # noqa: BLE001 - not a module, or a __dict__ of its own making
+        return None
 
 
 class CallsOf:

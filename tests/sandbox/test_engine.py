@@ -262,3 +262,15 @@ def test_linking_the_trusted_cache_skips_what_another_process_moves(tmp_path, mo
     trusted_mod.link_trusted(tmp_path / "trusted", private)
     linked = sorted(p.name for p in (private / "by-file" / "matmul.py").iterdir())
     assert linked == ["KEPT"] and (private / "by-file" / "matmul.py" / "KEPT").is_symlink()
+
+
+def test_a_lazy_module_in_sys_modules_does_not_kill_the_worker(engine, snippet):
+    """transformers puts lazy modules in sys.modules; asking one for `__file__`/`__path__` imports
+    a submodule, which may fail. Dropping the job's modules afterwards reads what each module
+    holds itself: the compile is served, and so is the next one on the same worker."""
+    src = snippet("lazy/lazy_driver.py")
+    first = engine.compile(CompileRequest(source=src, filename="lazy_driver.py"), timeout=120)
+    assert first.ok, first.error
+    assert [k.name for k in first.kernels] == ["copy_kernel"]
+    again = engine.compile(CompileRequest(source=snippet("vadd.py"), filename="vadd.py"), timeout=120)
+    assert again.ok and again.kernels[0].stages["ptx"], again.error
