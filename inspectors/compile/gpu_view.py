@@ -11,13 +11,19 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
 - tensors the code makes or receives report `device == cuda:0` (`is_cuda`); their memory stays
   the CPU's (data_ptr alignment as allocated: what the JIT's 16-byte specialization reads), and
   a `device="cuda"` argument, `.cuda()` or `.to("cuda")` is served on the CPU;
-- `torch.version.hip` is set for AMD targets (Triton's and libraries' HIP checks).
+- `torch.version.hip` is set for AMD targets, `torch.version.cuda` for NVIDIA ones (Triton's and
+  libraries' checks: SGLang picks its tiles by the CUDA version);
+- a training step runs: a custom autograd Function's backward (Liger's) runs from the autograd
+  engine, where no mode is active, so the view is entered again around each one; a leaf made
+  with `requires_grad` stays a leaf (its `.grad` is filled); `module.cuda()` gives parameters on
+  the target;
+- the small probes libraries make are answered: `torch.cuda.device(i).idx`, the RNG state,
+  `torch._C._cuda_getCurrentRawStream`, `x.get_device()`.
 
 On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.needed`).
 """
 from __future__ import annotations
 
-import contextlib
 from types import SimpleNamespace
 
 from inspectors.base import devices
@@ -46,6 +52,13 @@ def _tensor_class():
         def cuda(self, *args, **kwargs):
             return self
 
+        def get_device(self):
+            return 0
+
+    # Operations on a TargetTensor go through the view's mode (which makes their results
+    # TargetTensors); no __torch_function__ of its own, so tracers (Dynamo) see a plain tensor.
+    TargetTensor.__torch_function__ = torch._C._disabled_torch_function_impl
+
     return TargetTensor
 
 
@@ -57,6 +70,23 @@ def _on_cpu(value):
     if isinstance(value, str) and value.split(":")[0] == "cuda":
         return "cpu"
     return value
+
+
+class _DeviceContext:
+    """`torch.cuda.device(i)`: a context that names its index (`.idx`), as unsloth reads it."""
+
+    def __init__(self, device=None):
+        self.idx = device.index if hasattr(device, "index") and device.index is not None else \
+            (device if isinstance(device, int) else 0)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+CUDA_VERSION = "12.8"      # torch.version.cuda of the CUDA wheels the GPU machine runs (torch 2.11)
 
 
 class TargetView:
@@ -90,6 +120,8 @@ class TargetView:
                     args = tuple(_on_cpu(a) for a in args)
                 out = func(*args, **kwargs)
                 if type(out) is torch.Tensor:
+                    if out.is_leaf and out.requires_grad:       # as_subclass would make a non-leaf
+                        return torch.Tensor._make_subclass(TargetTensor, out, True)
                     return out.as_subclass(TargetTensor)
                 if isinstance(out, tuple) and any(type(o) is torch.Tensor for o in out):
                     return type(out)(o.as_subclass(TargetTensor) if type(o) is torch.Tensor else o for o in out) \
@@ -102,26 +134,55 @@ class TargetView:
             "get_device_capability": lambda device=None: (d.major, d.minor),
             "get_device_name": lambda device=None: d.name,
             "synchronize": lambda device=None: None, "set_device": lambda device: None,
-            "device": lambda device=None: contextlib.nullcontext(),
+            "device": _DeviceContext,
+            "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+            "set_rng_state": lambda new_state, device="cuda": None,
             "current_stream": lambda device=None: stream, "default_stream": lambda device=None: stream,
             "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
         }
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():
             setattr(torch.cuda, name, fn)
-        self._saved_hip = torch.version.hip
+        self._saved_versions = (torch.version.hip, torch.version.cuda)
         if self.target.backend == "hip":
             torch.version.hip = "6.3.0"
-        self._mode = _OnTarget()
+        else:
+            torch.version.cuda = CUDA_VERSION
+        self._saved_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        torch._C._cuda_getCurrentRawStream = lambda device=0: 0
+        # module.cuda(): a new Parameter of the converted tensor (a TargetTensor), not param.data = ...
+        self._saved_overwrite = torch.__future__.get_overwrite_module_params_on_conversion()
+        torch.__future__.set_overwrite_module_params_on_conversion(True)
+        self._mode = mode = _OnTarget()
         self._mode.__enter__()
+        # The autograd engine calls a custom Function's backward with no mode active (the mode
+        # is popped while its handler runs Tensor.backward): the view again around each one.
+        from torch.autograd import function as autograd_function
+        cls = autograd_function.BackwardCFunction
+        self._saved_backward = (cls.apply, cls.apply_boxed)
+
+        def in_view(original):
+            def apply(node, *args):
+                with mode:
+                    return original(node, *args)
+            return apply
+        cls.apply, cls.apply_boxed = (in_view(f) for f in self._saved_backward)
         return self
 
     def __exit__(self, *exc):
         import torch
+        from torch.autograd import function as autograd_function
         self._mode.__exit__(*exc)
+        cls = autograd_function.BackwardCFunction
+        cls.apply, cls.apply_boxed = self._saved_backward
+        torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)
-        torch.version.hip = self._saved_hip
+        torch.version.hip, torch.version.cuda = self._saved_versions
+        if self._saved_stream is None:
+            del torch._C._cuda_getCurrentRawStream
+        else:
+            torch._C._cuda_getCurrentRawStream = self._saved_stream
         return False
 
 

@@ -274,3 +274,38 @@ def test_a_lazy_module_in_sys_modules_does_not_kill_the_worker(engine, snippet):
     assert [k.name for k in first.kernels] == ["copy_kernel"]
     again = engine.compile(CompileRequest(source=snippet("vadd.py"), filename="vadd.py"), timeout=120)
     assert again.ok and again.kernels[0].stages["ptx"], again.error
+
+
+def test_a_training_step_compiles_its_backward_kernels(engine, snippet):
+    """`loss.backward()` through a library's autograd Functions on a machine without a GPU: the
+    backward kernels are launches like the forward ones (the view is entered again around each
+    custom backward), a leaf's `.grad` is filled, `module.cuda()` moves parameters to the target."""
+    pytest.importorskip("liger_kernel")
+    r = engine.compile(CompileRequest(source=snippet("training/liger_train_step.py"),
+                                      filename="liger_train_step.py"), timeout=300)
+    assert r.ok, r.error
+    names = [k.name for k in r.kernels]
+    assert "_rms_norm_forward_kernel" in names and "_rms_norm_backward_kernel" in names, names
+    assert "liger_cross_entropy_kernel" in names, names
+    back = next(k for k in r.kernels if k.name == "_rms_norm_backward_kernel")
+    # the SM count the backward sizes itself by is the target's (H100: 132 SMs, one row a program)
+    assert next(a for a in back.args if a.name == "rows_per_program").value == "1"
+    assert ".entry _rms_norm_backward_kernel" in back.stages["ptx"]
+
+
+def test_a_library_probing_the_driver_gets_the_targets_answers(engine, snippet):
+    """torch.version.cuda, torch.cuda.device(i).idx, the raw stream and the RNG state answer as
+    on the GPU: the library picks the tile a GPU gets (BLOCK 1024 from CUDA 12), not its fallback."""
+    r = engine.compile(CompileRequest(source=snippet("training/probes.py"), filename="probes.py"), timeout=120)
+    assert r.ok, r.error
+    assert next(a for a in r.kernels[0].args if a.name == "BLOCK").value == "1024"
+
+
+def test_a_library_on_an_amd_target(engine, snippet):
+    """Liger's RMSNorm, forward and backward, for hip:gfx942: AMDGCN for each launch."""
+    pytest.importorskip("liger_kernel")
+    r = engine.compile(CompileRequest(source=snippet("training/liger_train_step.py"), filename="liger_train_step.py",
+                                      target="hip:gfx942"), timeout=300)
+    assert r.ok, r.error
+    assert {"_rms_norm_forward_kernel", "_rms_norm_backward_kernel"} <= {k.name for k in r.kernels}
+    assert all("amdgcn" in k.stages for k in r.kernels)

@@ -1,6 +1,6 @@
 """A driver whose import puts a lazy module in sys.modules, as transformers does (`_LazyModule`):
-any attribute it lacks is imported on demand, and here that import fails, as transformers' does
-on a machine without torchvision."""
+any attribute it lacks (`__path__` here) is imported on demand, and here that import fails, as
+transformers' does on a machine without torchvision."""
 import sys
 import types
 
@@ -14,7 +14,9 @@ class _Lazy(types.ModuleType):
         raise ModuleNotFoundError(f"lazy import of {self.__name__}.{name} needs torchvision")
 
 
-sys.modules["tlens_lazy_models"] = _Lazy("tlens_lazy_models")
+_lazy = _Lazy("tlens_lazy_models")
+_lazy.__file__ = __file__          # as transformers' _LazyModule: a file, no __path__ of its own
+sys.modules["tlens_lazy_models"] = _lazy
 
 
 @triton.jit
