@@ -1,11 +1,12 @@
 """A components-v2 element's module as a small loader of a file in app/static/, instead of the
 file's whole text in every element Streamlit sends.
 
-Streamlit puts an element's `js` into each message that draws it: the code editor's 412 KB
-bundle and the stage panel's 23 KB went to the browser with every run of the page (558 KB for
-one Compile, 146 KB after the editor, 42 KB after the panels too; a class of 300 on one Wi-Fi
-pays that for every click). With `server.enableStaticServing` (.streamlit/config.toml) the
-browser fetches app/static/<name> once and caches it; the element carries only `loader(name)`.
+Streamlit puts an element's `js` into each message that draws it: the code editor's bundle
+and the stage panel's module went to the browser with every run of the page, and a class on
+one Wi-Fi pays that for every click (the bytes of a Compile, before and after:
+docs/06-serving-a-class.md#figures-one-process-or-several). With `server.enableStaticServing`
+(.streamlit/config.toml) the browser fetches app/static/<name> once and caches it; the element
+carries only `loader(name)`.
 
     _component = st.components.v2.component("tlens_stage_panel", js=loader("stage_panel.js"))
 """

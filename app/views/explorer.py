@@ -135,7 +135,7 @@ def compile_request(settings) -> CompileRequest | None:
         constexprs=constexprs,
         signature=ss[keys.SIGNATURE].strip() or None,
         max_output_bytes=settings.max_output_bytes,
-        sass=False,          # disassembled when a SASS panel is opened (~0.35 s per kernel)
+        sass=False,          # disassembled when a SASS panel is opened (nvdisasm's cost: docs/09-benchmark-results.md)
         files=project, package=package,
         triton_version=ss.get(keys.TRITON, "") if len(services.lens().versions()) > 1 else "",
     )
@@ -382,7 +382,7 @@ def main_area() -> None:
 def _main_area() -> None:
     """Everything right of the sidebar, as a fragment: a Compile (its button is here, beside
     the editor's box), a keystroke, or a widget of the results reruns only this, not the
-    sidebar (a Compile's server CPU 45 -> 27 ms in Chromium; docs/06-serving-a-class.md). A run
+    sidebar (the server's CPU a Compile saves: docs/09-benchmark-results.md, page_cost.py). A run
     that changes what the page outside shows (a library kernel's first edit opens its workspace
     copy; presentation mode on or off) reruns the whole page once it is done (not before: a
     Ctrl-Enter that came with the edit is read by the editor drawn here)."""

@@ -31,7 +31,7 @@ def profiles_dir() -> Path:
 @functools.lru_cache(maxsize=32)
 def _load(path: str, mtime: float) -> Profile | None:
     """The profile (frozen dataclasses, shared: `st.cache_data` unpickled a copy on every run
-    of the page, 5 % of a Compile's page run for vector add)."""
+    of the page, a cost every Compile paid: docs/09-benchmark-results.md#figures-behind-design-choices)."""
     try:
         return files.profile(Path(path))[0]
     except ValueError:

@@ -1,8 +1,9 @@
 """Rows (a list of dicts, the first row's keys as the columns) as an Arrow table for
 `st.dataframe` and `st.table`. Given a list, Streamlit builds a pandas DataFrame and converts
-it to Arrow: ~1.4 ms a table; built column by column here, ~0.25 ms (every Compile draws four
-or five, and a class's server draws them for every student; benchmarks/run_cost.py). A column
-of mixed types (a number or "the rest") is shown as text; None stays empty."""
+it to Arrow; built column by column here it costs a fraction of that (every Compile draws four
+or five, and a class's server draws them for every student; benchmarks/run_cost.py, the
+figures: docs/06-serving-a-class.md#figures-one-process-or-several). A column of mixed types
+(a number or "the rest") is shown as text; None stays empty."""
 from __future__ import annotations
 
 import pyarrow as pa

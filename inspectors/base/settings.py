@@ -35,6 +35,7 @@
 | TLENS_WORKER_FORK          | (set by the engine)             | 1: the worker is a student's own sandbox, a forked child per job |
 | TLENS_WORKER_PREWARM       | 1                               | 0: a worker does not compile a small kernel before its first job |
 | TLENS_LAUNCH_LOG           | (set by the profiler)           | where the profiled process writes its launches |
+| TLENS_COMPILE_CHILDREN     | the cores                       | a job's launches compiled at once, each in a child of its worker (1: one after another) |
 
 The worker gets its own Triton cache so that kernels compiled for viewing
 (e.g. for an sm_100 target on an sm_90 machine) never land in the user's
@@ -67,7 +68,7 @@ class Settings:
     user_header: str = ""
     per_user_workspaces: bool = False
     straggler_s: float = 3.0         # a compile running longer may be a hang: a spare starts beside it
-    sandbox: bool = False            # user code runs in bubblewrap (inspectors/compile/sandbox.py)
+    sandbox: bool = False            # user code runs in bubblewrap (inspectors/base/sandbox.py)
     unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
     scratch_mb: int = 1024
     open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
@@ -88,6 +89,7 @@ class Settings:
     worker_fork: bool = False
     worker_prewarm: bool = True
     launch_log: str = ""
+    compile_children: int = 0        # a job's launches compiled at once (0: one per core)
 
     @property
     def class_mode(self) -> bool:
@@ -96,7 +98,7 @@ class Settings:
 
 def default_workers() -> int:
     """One worker per core, at most one per 2 GiB of memory (a busy worker holds torch, Triton
-    and a compile: ~0.4-1.5 GiB), at least 1 and at most 8."""
+    and a compile), at least 1 and at most 8."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     try:
         mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
@@ -105,7 +107,7 @@ def default_workers() -> int:
     return max(1, min(cores, int(mem_gib // 2), 8))
 
 
-OWN_SANDBOX_MIB = 210     # one student's sandbox: PSS 181-203 MiB here (benchmarks/results/sandbox_overhead.txt)
+OWN_SANDBOX_MIB = 210     # one student's sandbox, a little over its measured PSS (benchmarks/results/sandbox_overhead.txt)
 
 
 def default_own_sandboxes() -> int:
@@ -164,4 +166,5 @@ def _load(_env_key: tuple) -> Settings:
         worker_fork=env("TLENS_WORKER_FORK") == "1",
         worker_prewarm=env("TLENS_WORKER_PREWARM", "1") == "1",
         launch_log=env("TLENS_LAUNCH_LOG", ""),
+        compile_children=max(0, int(env("TLENS_COMPILE_CHILDREN") or 0)),
     )

@@ -1,19 +1,31 @@
 """The stage table: one row per compiler stage. Everything that lists, names, orders,
 highlights, maps, diffs or saves a stage reads it from here (tabs, lexers, file names, CLI keys,
-URL keys, the Triton cache's file suffixes).
+URL keys, the Triton cache's file suffixes, the worker's keys of `CompiledKernel.asm`).
 
-`asm_key` is the key of `CompiledKernel.asm` the text comes from; SASS has none because it is
-disassembled from the cubin. `family` names the kind of text: every reader that works per kind
-of text — the line reader (inspectors/read/sourcemap.py), the diff's noise rules
-(inspectors/explain/diff.py), the instruction counter (inspectors/explain/insight.py), the panel's
-function and load finders (app/components/stage_panel/payload.py) — keys its table by family, so a
-stage of a known family needs only its row here. A new family needs its line reader (and may add
-noise rules); tests/unit/test_stage_table.py shows both.
+A row's fields (docs/08-architecture.md, "The stage table: adding a stage"):
+
+    name      the stable key: CLI JSON, URLs, file names in a zip, the Triton cache's suffix
+    label     what the UI shows
+    order     its place in pickers and tabs, left to right
+    lexer     a pygments alias or one of ours (inspectors/read/lexers.py)
+    ext       the file extension of a download or an export
+    asm_key   the key of `CompiledKernel.asm` the text comes from (SASS has none: it is
+              disassembled from the cubin)
+    backends  the backends that make it
+    family    the kind of text: python | mlir | llir | ptx | sass | amdgcn. Every reader that
+              works per kind of text keys its table by family: the line reader (READERS,
+              inspectors/read/sourcemap.py), the diff's noise rules (inspectors/explain/diff.py),
+              the instruction counter (inspectors/explain/insight.py), the memory-op parsers
+              (inspectors/read/memops.py), the panel's function and load finders
+              (app/components/stage_panel/payload.py); MACHINE_FAMILIES says which is the
+              target's assembly
+    optional  made for some kernels only, so its absence from a cache folder is no sign of a
+              failed compile (TTIR: Triton kernels; Gluon IR: Gluon kernels on Triton 3.9+)
+
+Adding a stage is its row here, plus its family's line reader in sourcemap.READERS when the
+family is new (tests/unit/test_stage_table.py does both). Gluon IR was added that way:
 
     Stage("glir", "Gluon IR", 1, "mlir", "glir", "glir", family="mlir", optional=True)
-
-`optional`: made only for some kernels (Gluon IR: a Gluon kernel on Triton 3.9 and later), so its
-absence from a cache folder is no sign of a failed compile.
 """
 from __future__ import annotations
 
@@ -44,7 +56,8 @@ STAGES: tuple[Stage, ...] = (
     Stage("source", "Python", 0, "python-panel", "py", None, family="python"),
     # what a Gluon kernel's author wrote, before any pass (Triton 3.9: `stages["glir"]`)
     Stage("glir", "Gluon IR", 1, "mlir", "glir", "glir", family="mlir", optional=True),
-    Stage("ttir", "TTIR", 2, "mlir", "ttir", "ttir", family="mlir"),
+    # a Gluon kernel has none (it starts at Gluon IR, or at TTGIR before Triton 3.9)
+    Stage("ttir", "TTIR", 2, "mlir", "ttir", "ttir", family="mlir", optional=True),
     Stage("ttgir", "TTGIR", 3, "mlir", "ttgir", "ttgir", family="mlir"),
     Stage("llir", "LLVM IR", 4, "llvm", "ll", "llir", family="llir"),
     Stage("ptx", "PTX", 5, "ptx", "ptx", "ptx", ("cuda",), family="ptx"),
@@ -71,7 +84,7 @@ def family_of(name: str) -> str:
 def ordered(names) -> list[str]:
     """`names` in the table's order (names the table does not have last, as given)."""
     rank = {s.name: s.order for s in STAGES}
-    return sorted(names, key=lambda n: rank.get(n, len(rank)))
+    return sorted(names, key=lambda n: rank.get(n, float("inf")))
 
 
 def machine_stage(names) -> str | None:
@@ -84,6 +97,14 @@ def get(name: str) -> Stage:
         return BY_NAME[name]
     except KeyError:
         raise KeyError(f"unknown stage {name!r}; known: {', '.join(BY_NAME)}") from None
+
+
+def texts_from_asm(asm, backend: str) -> dict[str, str]:
+    """The stage texts among Triton's `asm` (`CompiledKernel.asm`, or what a failed compile made
+    before it failed): every row of the backend with an `asm_key` that `asm` holds as text, in
+    the table's order. The cubin (bytes) is not a text: SASS is disassembled from it."""
+    return {s.name: asm[s.asm_key] for s in stages_for(backend)
+            if s.asm_key and isinstance(asm.get(s.asm_key), str)}
 
 
 def from_triton(ext: str) -> str:

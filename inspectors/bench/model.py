@@ -95,8 +95,8 @@ def combine_timings(samples: list["Timing"]) -> "Timing":
 
 def round_orders(items: list, rounds: int) -> list[list]:
     """The provider order of each round: forward, reverse, forward... A GPU's clocks drift with
-    load (an H100 ran one fp16 matmul 6.5 % slower in a second back-to-back do_bench), so no
-    provider is always timed first."""
+    load (a second back-to-back do_bench of the same matmul read slower on an H100:
+    docs/09-benchmark-results.md#figures-behind-design-choices), so no provider is always timed first."""
     return [list(items) if r % 2 == 0 else list(reversed(items)) for r in range(rounds)]
 
 

@@ -146,7 +146,7 @@ def measure_ceilings(gpu: GpuInfo, timer: Callable[[Callable], Timing]) -> Ceili
 def warm_gpu(ms: float = 200.0) -> None:
     """Keeps the GPU busy for `ms` before timing. The checks before it (torch.compile compiling
     for seconds) leave the GPU idle, an idle GPU lowers its clocks, and a kernel of a few
-    microseconds timed right after then reads ~6 % slow (seen on an H100: GELU at 2^20)."""
+    microseconds timed right after then reads slow (docs/09-benchmark-results.md#figures-behind-design-choices)."""
     buf = torch.empty(2**26, device="cuda")            # 256 MiB of zero_() per step
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < ms / 1000:

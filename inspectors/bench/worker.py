@@ -225,7 +225,7 @@ MAX_ROWS = 100_000      # benchmark rows kept from one run (each line the job wr
 
 def probe(timeout: float = 120) -> dict:
     """What the worker sees: {"gpus": [{"index", "name"}], "torch", "triton", "cuda"}; or
-    {"gpus": [], "error": "..."} when the probe fails. Imports torch in a subprocess (~2 s)."""
+    {"gpus": [], "error": "..."} when the probe fails. Imports torch in a subprocess (seconds)."""
     try:
         with tempfile.TemporaryDirectory(prefix="tlens-probe-") as scratch:
             argv, env, preexec = _command(["--probe"], scratch)

@@ -11,7 +11,7 @@ fair queue in front of them, shared by every session of the server.
   compiling. If it died mid-compile (LLVM aborted), the stages it had made are read back from
   the job folder (`journal`) and returned with the crash.
 * **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (3 s by
-  default, `TLENS_STRAGGLER_S`; a library kernel compiles in 0.1-1.5 s on a 2-core box) no
+  default, `TLENS_STRAGGLER_S`: above a library kernel's compile, docs/06-serving-a-class.md) no
   longer counts against the pool: while it runs on, a spare worker is started so the others
   in the queue are not held up by it, up to as many spares as the pool has workers. A spare is
   stopped when the job it stood in for ends.
@@ -134,9 +134,8 @@ class Engine(FairQueue):
         return self._spawn_sandboxed(argv, {"TLENS_WORKER_FORK": "1"} if fork else {})
 
     def _spawn_sandboxed(self, argv: list[str], extra: dict) -> Worker:
-        """A worker in a sandbox of its own (see sandbox.py), for one job (or, for the engine of one
-        user, for that user's jobs): its scratch folder holds its jobs and a private Triton cache
-        in which the trusted cache's kernels appear read-only."""
+        """A worker in a sandbox of its own (sandbox.py), for one job (or one user's jobs): its scratch
+        folder holds its jobs and a private Triton cache with the trusted cache's kernels read-only."""
         with self._spawn_lock:
             self._spawned += 1
             n = self._spawned
@@ -154,7 +153,8 @@ class Engine(FairQueue):
                                 cpu_s=self._cpu_limit_s())
         env = {"TRITON_CACHE_DIR": str(cache), "TLENS_TRITON_CACHE_BASE": str(cache),
                "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
-               "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1", **self.extra_env, **extra}
+               "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1",
+               "TLENS_COMPILE_CHILDREN": str(self.settings.compile_children), **self.extra_env, **extra}
         if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.versions)
             env["PYTHONPATH"] = os.pathsep.join((self.triton.path, str(_REPO_ROOT)))
         jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
@@ -435,11 +435,14 @@ PROTECT_S = 120.0        # an own sandbox that compiled this recently is not tak
 
 
 def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:
-    """The end of what the job printed, then of what the compiler printed during the compile that
-    was running (`diagnostics.txt`: an LLVM abort's message is there); only regular files of the
-    job's own (see journal.JobDir). Used when the worker did not answer."""
+    """The end of what the job printed, then of what the compiler printed while launch N compiled
+    (`diagnostics-N.txt`: an LLVM abort's message); only the job's own regular files (JobDir)."""
     parts = []
-    for name in ("output.txt", "diagnostics.txt"):
+    try:
+        diags = sorted(n for n in os.listdir(job.fd) if n.startswith("diagnostics-") and n.endswith(".txt"))[:64]
+    except OSError:
+        diags = []
+    for name in ("output.txt", *diags):
         try:
             parts.append(journal.read_at(job.fd, (name,), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:])
         except OSError:

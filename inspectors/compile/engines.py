@@ -14,7 +14,7 @@ from inspectors.compile.engine import Engine
 class Engines:
     """One Engine per configured Triton version (inspectors.base.versions.configured()), each
     started on first use; the server's own version gets `workers` workers, every extra version
-    `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: a worker holds ~0.3-1.5 GB).
+    `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: each worker holds a torch and a Triton in memory).
 
         engines = Engines()
         engines.versions()                                   # ['3.6.0', '3.9.0']

@@ -34,13 +34,13 @@ from inspectors.compile.workers import lower_priority, restore_priority
 
 # A job in its student's own sandbox gives its slot back after this long at most (straggler_s if
 # less): that costs nothing (no spare to start), and a long compile then yields to short ones
-# (a library kernel compiles in 0.1-1.5 s on a 2-core box; benchmarks/class_load.py).
+# (most library kernels compile within it: docs/06-serving-a-class.md, benchmarks/class_load.py).
 OWN_DETACH_S = 1.0
 # ... and after this much of its sandbox's CPU (sandbox_cpu; wall time where the sandbox has no
 # cgroup) if no kernel launch has begun (journal's `launch-0` folder): a file reaches its first
-# launch in 0.01-0.12 s (the library's files, their example() run once, warm);
+# launch well within it (the library's files, their example() run once, warm: docs/06-serving-a-class.md);
 # one that takes longer gets its CPU share back when its launch begins (`_check_detached`).
-# At 0.3 s, a class of 30 with 3 hangs on 2 cores lost ~1 s of p95 to them (benchmarks/class_load.py).
+# A longer one lets a class's hangs cost its p95 (docs/06-serving-a-class.md#figures-one-process-or-several).
 OWN_FIRST_LAUNCH_S = 0.1
 OWN_LAUNCH_POLL_S = 0.025     # how often a job before its first launch (or lowered before it) is looked at
 WAITER_WAKE_S = 0.5           # how often a waiter that is not the watcher wakes (its queue line)

@@ -19,8 +19,8 @@ spread, the lowest 20th to the highest 80th percentile of all rounds:
 * **per call from Python** (`triton.testing.do_bench`: CUDA events around each call, the L2
   flushed before each): what a caller waits. Where launching a call takes the CPU longer than
   its kernels take the GPU, the events bracket the launch and this measures the host, and it
-  wanders with the host's load: on the H100 a 36 µs compiled call read 0.044-0.070 ms from round
-  to round while its graph replay held at 0.036 ms (benchmarks/results/gpu_torch_compile.txt).
+  wanders with the host's load from round to round while the graph replay holds steady
+  (benchmarks/results/gpu_torch_compile.txt: do_bench's spread beside the compiled GPU time).
 
 The check: **profiler kernel time**, `torch.profiler`'s device time of the function's kernels
 over `calls` calls, each after an L2 flush (the flush's own kernels, recorded alone first, left

@@ -30,7 +30,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
-from inspectors.compile import analysis, gpu_view, journal, loading
+from inspectors.compile import analysis, gpu_view, journal, loading, parallel
 from inspectors.compile import diagnostics as capture
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
@@ -129,11 +129,8 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                 if not launches:
                     raise loading.JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
                                                  f"{', '.join(sorted(jitted))}", filename))
-            pending = []
-            for i, launch in enumerate(launches):
-                launch = shim.apply_overrides(launch, req.num_warps, req.num_stages, req.constexprs)
-                pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
-            kernels = [_finish(kernel, sass) for kernel, sass in pending]
+            launches = [shim.apply_overrides(l, req.num_warps, req.num_stages, req.constexprs) for l in launches]
+            kernels = compile_launches(shim, launches, gtarget, target, req, path, output_path)
             # a later stage failed in some launch: every launch is returned with what it made,
             # and the first failure is the result's error too (so `ok` is False)
             error = next((k.error for k in kernels if k.error is not None), None)
@@ -148,7 +145,11 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
         torch.set_default_device(saved_device)
-        loading.forget_project(set(sys.modules) - saved_modules, job_dir, modname)
+        try:
+            loading.forget_project(set(sys.modules) - saved_modules, job_dir, modname)
+        except Exception as e:  # noqa: BLE001 - said with the result: a worker never dies in silence
+            error = error or CompileError("runtime", f"the job's modules could not be dropped after it "
+                                          f"({type(e).__name__}: {e})", filename, None, traceback.format_exc())
     compiled = time.perf_counter()
     if req.analysis_s > 0:
         deadline = time.monotonic() + req.analysis_s
@@ -206,6 +207,17 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
     return recorder.launches
 
 
+def compile_launches(shim, launches, gtarget, target, req, path: Path, output_path: Path) -> list[KernelResult]:
+    """Every recorded launch compiled, in launch order: one after another (each launch's SASS
+    disassembled while the next compiles), or, several launches on several cores, in forked
+    children at the same time (inspectors/compile/parallel.py)."""
+    if parallel.worth_forking(len(launches), req.pass_dump):
+        return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _finish(
+            *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)))
+    pending = [_compile_one(shim, l, gtarget, target, req, i, path, output_path) for i, l in enumerate(launches)]
+    return [_finish(kernel, sass) for kernel, sass in pending]
+
+
 def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):
     """Compiles one launch; returns its result without SASS and the pending disassembly.
 
@@ -223,7 +235,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     source, source_path = home[1] if home else req.source, home[0] if home else ""
     folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args, {"source": source},
                                                                    index, label, source_path=source_path))
-    diag_path, wall0 = output_path.parent / "diagnostics.txt", time.time()     # one compile at a time
+    diag_path, wall0 = output_path.parent / f"diagnostics-{index}.txt", time.time()   # this launch's fd 2
     try:
         with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else \
                 capture.Diagnostics(diag_path, output_path):
@@ -242,10 +254,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
             raise loading.JobError(CompileError("compile", diag["msg"], filename, int(diag["line"]), log[-8000:])) from None
         raise loading.JobError(CompileError("compile", f"{type(e).__name__}: {e}", filename, None,
                                      traceback.format_exc() + log[-8000:])) from None
-    texts = {"source": source}
-    for stage in stage_table.stages_for(target.backend):
-        if stage.asm_key and stage.asm_key in compiled.asm:
-            texts[stage.name] = compiled.asm[stage.asm_key]
+    texts = {"source": source, **stage_table.texts_from_asm(compiled.asm, target.backend)}
     sass, cubin = None, ""
     if target.backend == "cuda" and "cubin" in compiled.asm:
         cubin = base64.b64encode(compiled.asm["cubin"]).decode()
@@ -276,10 +285,7 @@ def _partial(e, name, label, options, args, target, req, index, path: Path, outp
     error = CompileError("compile", message, path.name, int(diag["line"]) if diag else None,
                          (traceback.format_exception_only(e.cause)[-1] if e.cause else "") + log[-8000:],
                          stage=stage_table.from_triton(e.stage), command=e.command)
-    texts = {"source": req.source}
-    for stage in stage_table.stages_for(target.backend):
-        if stage.asm_key and isinstance(e.made.get(stage.asm_key), str):
-            texts[stage.name] = e.made[stage.asm_key]
+    texts = {"source": req.source, **stage_table.texts_from_asm(e.made, target.backend)}
     return KernelResult(name=name, target=target.key, options=options, args=args, stages=texts, launch=index,
                         label=label, compile_seconds=time.perf_counter() - t0, error=error)
 

@@ -177,9 +177,10 @@ def delta_table(a: Figures, b: Figures) -> DeltaTable:
         DeltaRow("resources", "occupancy", a.occupancy, b.occupancy),
     ]
     ia, ib = dict(a.instructions), dict(b.instructions)
-    rows += [DeltaRow("instructions", s, ia.get(s), ib.get(s)) for s in _union(ia, ib)]
+    # per stage, in the table's order (a stage only one side made, Gluon IR of a newer Triton, in its place)
+    rows += [DeltaRow("instructions", s, ia.get(s), ib.get(s)) for s in stage_table.ordered(_union(ia, ib))]
     la, lb = dict(a.lines), dict(b.lines)
-    rows += [DeltaRow("lines", s, la.get(s), lb.get(s)) for s in _union(la, lb)]
+    rows += [DeltaRow("lines", s, la.get(s), lb.get(s)) for s in stage_table.ordered(_union(la, lb))]
     return DeltaTable(tuple(rows), headline(a, b))
 
 

@@ -120,9 +120,9 @@ def normalize_line(stage: str, line: str) -> str:
 def normalize(stage: str, text: str) -> tuple[tuple[int, str], ...]:
     """Lines kept for comparison with noise ignored: (1-based line, normalized text).
     Blank lines, noise lines, and the PTX's DWARF sections are left out."""
-    kept = []
+    kept, ptx = [], stage_table.family_of(stage) == "ptx"
     for n, line in enumerate(text.splitlines(), 1):
-        if stage == "ptx" and _PTX_DEBUG_SECTION_RE.match(line):
+        if ptx and _PTX_DEBUG_SECTION_RE.match(line):
             break
         if is_noise_line(stage, line):
             continue

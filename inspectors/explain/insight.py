@@ -175,7 +175,7 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
     """`stages` may hold more than `kernel.stages` (SASS disassembled later)."""
     target = parse_target(kernel.target)
     smap = sourcemap.build(stages, filename)
-    isa = "ptx" if "ptx" in stages else "amdgcn"
+    isa = stage_table.machine_stage(stages) or ""           # PTX, or AMDGCN for AMD
     isa_lines = smap.stages.get(isa, sourcemap.StageLines(isa, {}))
     isa_map = isa_lines.to_python
     ttgir_lines = smap.stages.get("ttgir", sourcemap.StageLines("ttgir", {}))

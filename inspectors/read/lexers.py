@@ -77,10 +77,11 @@ class SassLexer(RegexLexer):
 class PythonPanelLexer(RegexLexer):
     """Python as the source panel colours it: pygments' own token types for what a kernel file
     holds (keywords, `def` names, decorators, builtins, strings and docstrings, comments,
-    numbers), in one state, so the panel lexes it with one regex (payload.tokenize), ~5x
-    quicker than pygments' PythonLexer: a class's every Compile draws a new source. Its rules
-    span lines (docstrings): `multiline` tells the panel to lex the text whole. An f-string is
-    one string token (pygments splits out its fields)."""
+    numbers), in one state, so the panel lexes it with one regex (payload.tokenize), quicker
+    than pygments' PythonLexer (docs/06-serving-a-class.md#figures-one-process-or-several): a
+    class's every Compile draws a new source. Its rules span lines (docstrings): `multiline`
+    tells the panel to lex the text whole. An f-string is one string token (pygments splits out
+    its fields)."""
     name = "Python (panel)"
     aliases = ["python-panel"]
     multiline = True

@@ -4,7 +4,7 @@ allow, from a compiled kernel. Parsers are pure (text in, frozen dataclasses out
 
 What the tools print, for Triton's vector add on sm_90:
 
-`cuobjdump -res-usage add_kernel.cubin` (reads the cubin: ~2 ms per kernel here)::
+`cuobjdump -res-usage add_kernel.cubin` (only reads the cubin: cheap)::
 
     Resource usage:
      Common:
@@ -12,9 +12,9 @@ What the tools print, for Triton's vector add on sm_90:
      Function add_kernel:
       REG:26 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:576 TEXTURE:0 SURFACE:0 SAMPLER:0
 
-`ptxas -v` on the PTX, with the flags Triton's `make_cubin` uses (a full recompile:
-20 ms for a vector add, 70 ms / 150 ms for the sm_90 / sm_80 matmul, 0.55 s for a
-kernel at 255 registers that spills; nvdisasm takes 0.3-0.5 s on any of them)::
+`ptxas -v` on the PTX, with the flags Triton's `make_cubin` uses (a full recompile, costliest
+on the big kernels that spill, so it runs only when the cubin has local memory; the figures,
+and nvdisasm's: docs/09-benchmark-results.md#figures-behind-design-choices)::
 
     ptxas-blackwell info    : 0 bytes gmem
     ptxas-blackwell info    : Compiling entry function 'add_kernel' for 'sm_90a'
@@ -414,7 +414,7 @@ def resource_usage(cubin: bytes, dynamic_shared: int = 0, ptx: str | None = None
     ptxas_regs = None
     source = "cuobjdump -res-usage"
     log = None
-    if ptx is not None and (stack or local):     # no local memory, no spills: skip ptxas (~1 s on big kernels)
+    if ptx is not None and (stack or local):     # no local memory, no spills: skip ptxas (a full recompile)
         try:
             log = parse_ptxas_log(run_ptxas(ptx, arch, fmad=fmad))
         except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired):

@@ -43,6 +43,11 @@ BINARIES = {binary: backend for backend, binary in stage_table.BINARY.items()}
 # stage Triton always writes for it, then its binary.
 EXPECTED = {backend: tuple(s.asm_key for s in stage_table.stages_for(backend) if s.asm_key and not s.optional)
             + (binary,) for backend, binary in stage_table.BINARY.items()}
+# The IRs a kernel's folder is read from for its Python file and arguments, first choice first: the
+# table's MLIR rows (Gluon IR or TTIR, what the kernel starts from; TTGIR for a Gluon kernel of a
+# Triton without Gluon IR).
+FIRST_IR: tuple[str, ...] = tuple(s.asm_key for s in sorted(stage_table.STAGES, key=lambda s: s.order)
+                                  if s.family == "mlir" and s.asm_key)
 _MAX_SOURCE_BYTES = 4 << 20
 _KERNEL_SUFFIXES = frozenset(STAGE_FILES) | {"json", "grp"} | frozenset(BINARIES)
 _PRESENT_ORDER = ("json", *(s.asm_key for s in sorted(stage_table.STAGES, key=lambda s: s.order) if s.asm_key),
@@ -210,10 +215,10 @@ def _backend(meta: dict, by_suffix: dict) -> str:
     t = meta.get("target")
     if isinstance(t, dict) and t.get("backend") in ("cuda", "hip"):
         return t["backend"]
-    if "ptx" in by_suffix or "cubin" in by_suffix:
-        return "cuda"
-    if "amdgcn" in by_suffix or "hsaco" in by_suffix:
-        return "hip"
+    for backend, binary in stage_table.BINARY.items():        # its binary, or a stage only it makes
+        own = {s.asm_key or s.ext for s in stage_table.STAGES if s.backends == (backend,)}
+        if binary in by_suffix or own & by_suffix.keys():
+            return backend
     return ""
 
 
@@ -241,7 +246,7 @@ def _int(v) -> int | None:
 # ------------------------------------------------------------------------------ opening one
 
 
-# The first file location in a TTIR, e.g.  #loc = loc("/tmp/torchinductor_root/ab/cabc.py":18:0)
+# The first file location in a TTIR (or Gluon IR), e.g.  #loc = loc("/tmp/torchinductor_root/ab/cabc.py":18:0)
 _FILE_LOC_RE = re.compile(r'loc\("(?P<path>[^"]+)":\d+:\d+\)')
 # TTGIR module attributes, e.g.  module attributes {"ttg.num-warps" = 4 : i32, ttg.target = "cuda:90", ...
 _TTGIR_WARPS_RE = re.compile(r'"?ttg\.num-warps"?\s*=\s*(\d+)')
@@ -262,8 +267,9 @@ class OpenedKernel:
 
 
 def ttir_file(folder: Path) -> str:
-    """The Python file a kernel folder's TTIR names (its first file location), or ""."""
-    ttir = next(iter(sorted(folder.glob("*.ttir"))), None)
+    """The Python file a kernel folder's first IR (FIRST_IR: its TTIR, or a Gluon kernel's Gluon IR)
+    names (its first file location), or ""."""
+    ttir = next((p for suffix in FIRST_IR for p in sorted(folder.glob(f"*.{suffix}"))), None)
     if ttir is None:
         return ""
     try:
@@ -371,7 +377,8 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Pa
     elif cpath.is_file() and "sass" not in texts:
         texts["sass"] = f"{CUBIN_TOO_LARGE} ({cpath.stat().st_size / 2**20:.1f} MB; the limit is " \
                         f"{MAX_CUBIN_BYTES / 2**20:g} MB)"
-    loc_path = ttir_file(folder) if "ttir" in texts else ""
+    first_ir = next((texts[n] for n in map(STAGE_FILES.get, FIRST_IR) if n in texts), "")
+    loc_path = ttir_file(folder) if first_ir else ""
     filename = Path(loc_path).name if loc_path else f"{name}.py"
     source_path = ""
     if loc_path:
@@ -389,7 +396,7 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Pa
         notes.append("incomplete folder: missing " + ", ".join(missing))
     label = f"{name} · {entry.key[:10]}"
     kernel = KernelResult(name=name, target=target, options=options,
-                          args=parse_ttir_args(texts.get("ttir", ""), name), stages=texts, launch=0, label=label,
+                          args=parse_ttir_args(first_ir, name), stages=texts, launch=0, label=label,
                           compile_seconds=0.0, metadata=metadata, cubin=cubin)
     return OpenedKernel(kernel, entry, filename, loc_path, source_path, tuple(notes))
 

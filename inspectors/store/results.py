@@ -184,8 +184,8 @@ class ResultCache:
                     self._recent_gz.popitem(last=False)
             atomic_write(path, data)
             self._written += len(data)
-            if self._written >= self.max_bytes // 20:    # a stat of every file per put was 10 % of a click's
-                self._written = 0                        # page run with a class's results on disk
+            if self._written >= self.max_bytes // 20:    # trimmed once per 5 % of the budget written: a
+                self._written = 0                        # stat of every file per put cost every click
                 self._trim_disk()
         except OSError:
             pass                      # a full or read-only disk: the memory level still works

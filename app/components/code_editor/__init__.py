@@ -15,7 +15,7 @@ put a different text in (another file was opened). Each report from the browser 
 `rev` it was typed against, and a report against an older `rev` is dropped, so a late report
 can never write one file's text into another.
 
-The bundle (app/static/code_editor.js, 412 KB) is built from frontend/src/editor.js by
+The bundle (app/static/code_editor.js, a few hundred KB) is built from frontend/src/editor.js by
 `make editor-bundle` (Node + esbuild) and committed, so running the app needs no Node. The
 element carries only a small loader (`LOADER`, app/components/static_module.py) that imports
 the bundle from Streamlit's static files: the browser fetches it once and caches it.

@@ -3,7 +3,8 @@ the Python line it comes from, and its tokens. Pure (no Streamlit), tested direc
 
 The browser gets bytes: b"TLP1" + a 32-hex digest of the JSON + the JSON gzipped. The
 digest lets the panel tell a re-sent copy of the same text from a new text without
-parsing it; gzip makes a 20,000-line SASS panel ~0.2 MB on the wire instead of ~2 MB.
+parsing it; gzip, because a stage text is repetitive and a big SASS panel's JSON is megabytes
+(docs/09-benchmark-results.md#figures-behind-design-choices).
 
 Tokens are one string per line, a run per token: a class letter and a length, e.g. the PTX
 line `\tld.global.v4.b32 {%r1}` -> "A1B16A1C5..." where "A" is plain text and "B" is the
@@ -60,8 +61,9 @@ def _css_class(ttype) -> str:
 def _one_regex(lexer) -> tuple[re.Pattern, list] | None:
     """A single-state RegexLexer whose rules are all (regex, token type) as one alternation of
     named groups: Python's `re` takes the first alternative that matches, as pygments takes the
-    first rule, and `finditer` walks the text in C (our SASS lexer: 0.47 s -> ~0.1 s for
-    20,000 lines). None for any other lexer (pygments' own PTX, LLVM, Python lexers)."""
+    first rule, and `finditer` walks the text in C, not pygments' Python loop over the rules
+    (docs/09-benchmark-results.md#figures-behind-design-choices). None for any other lexer
+    (pygments' own PTX, LLVM, Python lexers)."""
     if not isinstance(lexer, RegexLexer) or set(type(lexer).tokens) != {"root"}:
         return None
     rules = type(lexer).tokens["root"]
