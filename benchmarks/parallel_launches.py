@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = ("tests/snippets/training/liger_train_step.py", "tests/snippets/autotune_prune.py",
-         "tests/snippets/flash_attention.py")
+FILES = ("tests/snippets/autotune_matmul.py", "tests/snippets/training/liger_train_step.py",
+         "tests/snippets/autotune_prune.py", "tests/snippets/flash_attention.py")
 
 
 def one(path: Path, children: str) -> tuple[float, int]:
