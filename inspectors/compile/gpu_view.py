@@ -86,7 +86,7 @@ class _DeviceContext:
         return False
 
 
-CUDA_VERSION = "12.8"      # torch.version.cuda of the CUDA wheels the GPU machine runs (torch 2.11)
+CUDA_VERSION = "13.0"      # torch.version.cuda of the GPU machine's torch (2.11.0+cu130: benchmarks/results/gpu_suite.txt)
 
 
 class TargetView:
