@@ -80,7 +80,7 @@ class _DeviceContext:
             (device if isinstance(device, int) else 0)
 
     def __enter__(self):
-        return self
+        return None              # as torch.cuda.device's
 
     def __exit__(self, *exc):
         return False
@@ -157,24 +157,26 @@ class TargetView:
         self._mode.__enter__()
         # The autograd engine calls a custom Function's backward with no mode active (the mode
         # is popped while its handler runs Tensor.backward): the view again around each one.
+        # (`apply_boxed` is torch 2.12's: 2.11 has `apply` only)
         from torch.autograd import function as autograd_function
         cls = autograd_function.BackwardCFunction
-        self._saved_backward = (cls.apply, cls.apply_boxed)
+        self._saved_backward = {name: cls.__dict__[name] for name in ("apply", "apply_boxed") if name in cls.__dict__}
 
         def in_view(original):
             def apply(node, *args):
                 with mode:
                     return original(node, *args)
             return apply
-        cls.apply, cls.apply_boxed = (in_view(f) for f in self._saved_backward)
+        for name, original in self._saved_backward.items():
+            setattr(cls, name, in_view(original))
         return self
 
     def __exit__(self, *exc):
         import torch
         from torch.autograd import function as autograd_function
         self._mode.__exit__(*exc)
-        cls = autograd_function.BackwardCFunction
-        cls.apply, cls.apply_boxed = self._saved_backward
+        for name, original in self._saved_backward.items():
+            setattr(autograd_function.BackwardCFunction, name, original)
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)

@@ -14,8 +14,10 @@ def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 def pick_block() -> int:
     major = int((torch.version.cuda or "0").split(".")[0])
-    with torch.cuda.device(torch.cuda.current_device()) as d:
-        assert d.idx == 0
+    device = torch.cuda.device(torch.cuda.current_device())
+    assert device.idx == 0
+    with device:
+        pass
     assert torch._C._cuda_getCurrentRawStream(0) is not None
     torch.cuda.set_rng_state(torch.cuda.get_rng_state())
     return 1024 if major >= 12 else 128
