@@ -2,6 +2,7 @@
 (the worker and the CLI speak JSON; the app keeps these in its cache)."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 
@@ -66,6 +67,8 @@ class KernelResult:
     source_path: str = ""        # where the kernel is written when not in the user's file (a library,
                                  # a module beside it), as its line info spells it; stages["source"] is that file
     diagnostics: str = ""        # the compiler's remarks and warnings for this compile (MLIR diagnostics, as printed)
+    origin: dict = field(default_factory=dict)   # a kernel torch.compile generated: Inductor's kernel name, its
+                                 # graph, the FX nodes and ATen ops it fuses, the user's lines (inspectors.compile.compiled)
 
     def home(self, filename: str) -> str:
         """The file the kernel's line info maps to: its own file, else the user's `filename`."""
@@ -244,6 +247,19 @@ def bound_text(text: str, limit: int = MAX_STAGE_CHARS, line_limit: int = MAX_LI
     return text
 
 
+def bounded_origin(origin) -> dict:
+    """A kernel's origin as the server keeps it: plain strings and line numbers, 64 kB at most."""
+    if not isinstance(origin, dict):
+        return {}
+    try:
+        text = json.dumps(origin)
+    except (TypeError, ValueError):
+        return {}
+    if len(text) > 64_000:
+        return {k: v for k, v in origin.items() if k in ("kernel", "graph", "category") and isinstance(v, str)}
+    return json.loads(text)
+
+
 def bounded(result: CompileResult) -> CompileResult:
     """`result` (a worker's answer: written by the user's code as much as by ours) with every
     stage, message and output bounded (bound_text) before the server parses any of it, and
@@ -268,6 +284,6 @@ def bounded(result: CompileResult) -> CompileResult:
                                     k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
                                     cubin, passes, err(k.error),
                                     k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
-                                    bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4)))
+                                    bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin)))
     return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
                          str(result.triton_version)[:100], result.seconds, timings=timings_of(result.timings))

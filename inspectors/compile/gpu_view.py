@@ -24,6 +24,8 @@ On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.ne
 """
 from __future__ import annotations
 
+import contextlib
+import weakref
 from types import SimpleNamespace
 
 from inspectors.base import devices
@@ -111,21 +113,27 @@ class TargetView:
         d, props = self.device, self._props()
         stream = SimpleNamespace(cuda_stream=0, synchronize=lambda: None, query=lambda: True)
 
+        made = self.made = weakref.WeakValueDictionary()      # every TargetTensor by id, for plain()
+
+        def on_target(t):
+            t = torch.Tensor._make_subclass(TargetTensor, t, True) if t.is_leaf and t.requires_grad else \
+                t.as_subclass(TargetTensor)                      # as_subclass would make a leaf a non-leaf
+            made[id(t)] = t
+            return t
+        self._on_target_one = on_target
+
         class _OnTarget(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = {k: (_on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
-                    return args[0] if isinstance(args[0], TargetTensor) else args[0].as_subclass(TargetTensor)
+                    return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
                     args = tuple(_on_cpu(a) for a in args)
                 out = func(*args, **kwargs)
                 if type(out) is torch.Tensor:
-                    if out.is_leaf and out.requires_grad:       # as_subclass would make a non-leaf
-                        return torch.Tensor._make_subclass(TargetTensor, out, True)
-                    return out.as_subclass(TargetTensor)
-                if isinstance(out, tuple) and any(type(o) is torch.Tensor for o in out):
-                    return type(out)(o.as_subclass(TargetTensor) if type(o) is torch.Tensor else o for o in out) \
-                        if type(out) is tuple else out
+                    return on_target(out)
+                if type(out) is tuple and any(type(o) is torch.Tensor for o in out):
+                    return tuple(on_target(o) if type(o) is torch.Tensor else o for o in out)
                 return out
 
         patches = {
@@ -170,6 +178,31 @@ class TargetView:
         for name, original in self._saved_backward.items():
             setattr(cls, name, in_view(original))
         return self
+
+    @contextlib.contextmanager
+    def plain(self):
+        """The view left for a while (torch.compile's tracing: Dynamo sees CPU tensors, not
+        a subclass): the mode popped and every TargetTensor a plain tensor, then back."""
+        import torch
+        from torch.overrides import _get_current_function_mode_stack, _pop_mode_temporarily
+        flipped = [t for t in list(self.made.values()) if type(t) is not torch.Tensor]
+        kinds = [type(t) for t in flipped]
+        for t in flipped:
+            t.__class__ = torch.Tensor
+        stack = _get_current_function_mode_stack()
+        popped = _pop_mode_temporarily() if stack and stack[-1] is self._mode else contextlib.nullcontext()
+        try:
+            with popped:
+                yield
+        finally:
+            for t, kind in zip(flipped, kinds):
+                t.__class__ = kind
+
+    def on_target(self, value):
+        """Tensors in `value` (a tensor, or tuples, lists and dicts of them) as the target's."""
+        import torch
+        from torch.utils import _pytree
+        return _pytree.tree_map(lambda v: self._on_target_one(v) if type(v) is torch.Tensor else v, value)
 
     def __exit__(self, *exc):
         import torch

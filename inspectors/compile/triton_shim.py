@@ -40,6 +40,7 @@ import hashlib
 import importlib
 import json
 import os
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -72,6 +73,7 @@ class Launch:
     attrs: dict                   # {(0,): [["tt.divisibility", 16]], ...}
     options: dict                 # backend options as the JIT parsed them
     label: str = ""
+    origin: dict = field(default_factory=dict)   # a generated kernel's (inspectors.compile.compiled)
 
 
 def gpu_target(t: Target) -> GPUTarget:
@@ -123,6 +125,16 @@ def _lenient(serialize):
     return lenient
 
 
+_recording: list = []      # the LaunchRecorders entered, innermost last
+
+
+def record(launch: Launch) -> None:
+    """A launch made elsewhere than the JIT's (Inductor's kernels: inspectors.compile.compiled),
+    recorded by the recorder in use."""
+    if _recording:
+        _recording[-1].launches.append(launch)
+
+
 class LaunchRecorder:
     """Installs the compile-only driver and the hook; `launches` fills as the user's
     code launches kernels. Deduplicated by the JIT's own cache key."""
@@ -141,9 +153,11 @@ class LaunchRecorder:
         driver.set_active(CompileOnlyDriver(self.target, self.properties))
         knobs.runtime.jit_cache_hook = self._hook
         self._saved_autotune = _patch_autotuner(self)
+        _recording.append(self)
         return self
 
     def __exit__(self, *exc):
+        _recording.remove(self)
         jit_module.serialize_specialization_data = self._saved_serialize
         driver._active = self._saved_driver
         knobs.runtime.jit_cache_hook = self._saved_hook
@@ -222,7 +236,7 @@ def apply_overrides(launch: Launch, num_warps, num_stages, constexprs: dict) -> 
     for name, value in constexprs.items():
         if name in names and launch.signature[name] == "constexpr":
             constants[(names.index(name),)] = value
-    return Launch(launch.fn, launch.signature, constants, launch.attrs, options, launch.label)
+    return dataclasses.replace(launch, constants=constants, options=options)
 
 
 class StageFailure(Exception):

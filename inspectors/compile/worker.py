@@ -31,6 +31,7 @@ from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
 from inspectors.compile import analysis, gpu_view, journal, loading, parallel
+from inspectors.compile.compiled import CompiledOnTarget
 from inspectors.compile import diagnostics as capture
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
@@ -117,7 +118,8 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
             # the target GPU as the code sees it, while it is imported and example() runs
-            with gpu_view.TargetView(target) if gpu_view.needed(target) else nullcontext():
+            with gpu_view.TargetView(target) if gpu_view.needed(target) else nullcontext() as view, \
+                    CompiledOnTarget(view, job_dir, shim.record):
                 module = loading.load_module(path, req.source, modname, req.package)
                 jitted = shim.jit_functions(module)
                 if not jitted and (req.signature or not callable(getattr(module, "example", None))):
@@ -268,7 +270,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     return KernelResult(
         name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
-        passes=passes, source_path=source_path, diagnostics=diagnostics), sass
+        passes=passes, source_path=source_path, diagnostics=diagnostics, origin=dict(launch.origin)), sass
 
 
 def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,

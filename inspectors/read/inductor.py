@@ -17,6 +17,7 @@ class InductorKernel:
     source_nodes: tuple[str, ...] = ()     # ("add", "relu"): the FX nodes it fuses
     aten_ops: tuple[str, ...] = ()         # ("aten.add", "aten.relu")
     kernel_path: str = ""                  # the generated .py, as the wrapper spelled it
+    graph_nodes: tuple[str, ...] = ()      # ("add_3", "erf", ...): the compiled graph's nodes it computes
     cache_entries: tuple[str, ...] = ()    # Triton cache folders compiled from it (one per config)
     meta: dict = field(default_factory=dict)   # scalars of inductor_meta: num_load, num_reduction, ...
 
@@ -34,6 +35,8 @@ class InductorKernel:
 _KERNEL_PATH_RE = re.compile(r"^# kernel path: (?P<path>\S+)\s*$", re.M)
 _ORIGINS_RE = re.compile(r"^# (?:Topologically Sorted|Unsorted) Source Nodes: \[(?P<nodes>[^\]]*)\], "
                          r"Original ATen: \[(?P<aten>[^\]]*)\]", re.M)
+#   gelu => add_2, erf, mul_2, mul_3, mul_4      (under "# Source node to ATen node mapping:")
+_MAPPING_RE = re.compile(r"^#   \S+ => (?P<nodes>[\w, ]+)$", re.M)
 _DEFINE_RE = re.compile(r"^(?P<var>\w+) = async_compile\.triton\('(?P<name>\w+)', '''", re.M)
 # In the kernel file: inductor_meta={'grid_type': 'Grid1D', ..., 'kernel_name': 'triton_poi_fused_add_relu_0', ...}
 _META_SCALAR_RE = re.compile(r"'(?P<key>\w+)': (?P<value>'[^']*'|-?\d+(?:\.\d+)?(?:e-?\d+)?|True|False|None)")
@@ -66,7 +69,8 @@ def parse_wrapper(text: str) -> list[InductorKernel]:
             name=m["name"], category=category, fused=fused,
             source_nodes=_split_list(origins["nodes"]) if origins else (),
             aten_ops=_split_list(origins["aten"]) if origins else (),
-            kernel_path=path["path"] if path else ""))
+            kernel_path=path["path"] if path else "",
+            graph_nodes=tuple(dict.fromkeys(n for g in _MAPPING_RE.finditer(block) for n in _split_list(g["nodes"])))))
         end = text.find("'''", m.end())
         last_end = end if end > 0 else m.end()
     return out

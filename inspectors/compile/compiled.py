@@ -1,0 +1,300 @@
+"""torch.compile in a job: every Triton kernel Inductor writes for the target, compiled like
+the JIT's launches, with no GPU needed.
+
+While `CompiledOnTarget(view)` is entered, `torch.compile` (the decorator, the call,
+`nn.Module.compile`) gives a function that, when called:
+
+1. runs Dynamo and AOTAutograd as on any machine: the code is traced on the real tensors
+   (CPU memory behind the target view), forward and, at `loss.backward()`, backward graphs;
+2. gives each graph to Inductor for the target: the graph's devices become `cuda:0`, its
+   inputs PyTorch's own fake tensors on that device (`FakeTensorMode`: shapes, strides and
+   dtypes, no memory), and Inductor's real lowering, scheduler and Triton codegen run with the
+   target's properties (SM count, shared memory: the view's answers);
+3. records each kernel Inductor defines, every candidate config of it, as a Launch
+   (the signature, constants, divisibility facts and options Inductor passes to
+   `triton.compile`), with its origin: the kernel's name, its graph, the FX nodes and ATen ops
+   it fuses and the user's lines they came from (node stack traces);
+4. runs the graph eagerly on the CPU, so the code goes on with real values (a training step's
+   loss, its gradients) and its later launches are recorded too.
+
+Inductor would time a kernel's candidate configs on the GPU to choose one; here each candidate
+is a launch of its own, labelled "config i of n".
+
+What differs from the target (said in the docs): code that branches on `x.is_cuda` inside the
+compiled function is traced on CPU tensors, and ATen ops that pick a kernel by device while
+traced (scaled_dot_product_attention's CPU flash variant) are the CPU's in the graph. On a
+machine with a GPU the same path is taken (the tensors are the GPU's; nothing runs there).
+
+What this patches, each for one call a CPU-only build of torch cannot answer:
+- Inductor's `cuda` device interface binds torch.cuda's functions at import: one that asks at
+  call time (the view's answers);
+- `torch.cuda._exchange_device` (Inductor's device guard while it compiles);
+- `FakeTensorMode.avoid_device_init` (it reads `torch.cuda.is_available()`, True in the view);
+- FlexAttention's fake implementation copies between fake `cuda` tensors, which needs a CUDA
+  device guard this build does not have: the copy's result made without the copy;
+- `triton_helpers.set_driver_to_gpu` would replace the compile-only driver with libcuda's;
+- `CachingAutotuner.precompile` and `.run`: record, never compile or launch there.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import importlib
+import os
+import re
+from pathlib import Path
+
+# "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _interface(torch):
+    """Inductor's device interface for `cuda`, asking torch.cuda at call time."""
+    from torch._dynamo import device_interface as di
+
+    def asks(name):
+        return staticmethod(lambda *a, **k: getattr(torch.cuda, name)(*a, **k))
+
+    class TargetInterface(di.CudaInterface):
+        current_device = asks("current_device")
+        set_device = asks("set_device")
+        device_count = asks("device_count")
+        is_available = asks("is_available")
+        synchronize = asks("synchronize")
+        get_device_properties = asks("get_device_properties")
+        get_compute_capability = staticmethod(lambda device=None: (lambda c: c[0] * 10 + c[1])(
+            torch.cuda.get_device_capability(device)))
+        current_stream = asks("current_stream")
+        get_raw_stream = staticmethod(lambda device=None: 0)
+        exchange_device = staticmethod(lambda device: 0)
+        maybe_exchange_device = staticmethod(lambda device: 0)
+        memory_allocated = staticmethod(lambda device=None: 0)
+        is_bf16_supported = staticmethod(lambda including_emulation=True: True)
+    return TargetInterface
+
+
+def _lines_of(stack_trace: str, job_dir: str) -> list[tuple[str, int]]:
+    """(file in the job, line) of each frame of a node's stack trace inside the job's folder."""
+    out = []
+    for m in _FRAME_RE.finditer(stack_trace or ""):
+        path = m["file"]
+        if path.startswith(job_dir + "/"):
+            out.append((path[len(job_dir) + 1:], int(m["line"])))
+        elif "/" not in path and not path.startswith("<"):      # the user's file, compiled under its bare name
+            out.append((path, int(m["line"])))
+    return out
+
+
+def origins(wrapper_source: str, graph, job_dir: str, which: str, by_seq: dict) -> dict[str, dict]:
+    """Kernel name -> where it came from, from the wrapper's comment blocks (the FX nodes and
+    ATen ops each kernel fuses) and the graph's nodes (their stack traces: the user's lines).
+    `by_seq`: stack traces by autograd sequence number, from the graphs seen so far (a backward
+    node without a trace of its own has its forward node's)."""
+    from inspectors.read.inductor import parse_wrapper
+    for n in graph.nodes:
+        if n.meta.get("stack_trace") and n.meta.get("seq_nr") is not None:
+            by_seq.setdefault(n.meta["seq_nr"], n.meta["stack_trace"])
+    traces = {n.name: n.meta.get("stack_trace") or by_seq.get(n.meta.get("seq_nr"), "") for n in graph.nodes}
+    out = {}
+    for k in parse_wrapper(wrapper_source):
+        lines: dict[str, set[int]] = {}
+        for node in k.graph_nodes or k.source_nodes:        # a template's block has no mapping
+            for file, line in _lines_of(traces.get(node, ""), job_dir):
+                lines.setdefault(file, set()).add(line)
+        out[k.name] = {"kernel": k.name, "category": k.category, "graph": which,
+                       "source_nodes": list(k.source_nodes), "aten_ops": list(k.aten_ops),
+                       "lines": {f: sorted(v) for f, v in lines.items()}}
+    return out
+
+
+class CompiledOnTarget:
+    def __init__(self, view, job_dir: Path, record):
+        """`view`: the entered TargetView, or None on a machine with a GPU; `record(launch)`:
+        where each kernel config goes (the job's LaunchRecorder)."""
+        self.view, self.job_dir, self.record = view, str(job_dir), record
+        self._undo: list = []
+        self._graphs = 0
+        self._by_seq: dict = {}
+
+    # ---------------------------------------------------------------- entering, leaving
+    def _set(self, obj, name, value):
+        had = name in vars(obj) if isinstance(obj, type) else hasattr(obj, name)
+        old = vars(obj)[name] if isinstance(obj, type) and had else getattr(obj, name, None)
+        setattr(obj, name, value)
+        self._undo.append(lambda: setattr(obj, name, old) if had else delattr(obj, name))
+
+    def __enter__(self):
+        import torch
+        self._saved_env = {k: os.environ.get(k) for k in ("TORCHINDUCTOR_CACHE_DIR",)}
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.job_dir, "inductor")
+        self._real = torch.compile
+        self._set(torch, "compile", self.compile)
+        return self
+
+    def __exit__(self, *exc):
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+        for k, v in self._saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        if self._graphs:
+            import torch
+            torch._dynamo.reset()          # the next job's code is another file
+        return False
+
+    def _patch_inductor(self):
+        """Once, at the first compile (importing Inductor costs a second)."""
+        if getattr(self, "_patched", False):
+            return
+        self._patched = True
+        import torch
+        import torch._inductor.config as icfg
+        from torch._dynamo import device_interface as di
+        from torch._inductor.runtime import triton_heuristics as th, triton_helpers
+        from torch._subclasses import fake_tensor
+
+        for name, value in (("compile_threads", 1), ("force_disable_caches", True)):
+            self._set(icfg, name, value)
+        self._set(torch.cuda, "_exchange_device", lambda device: 0)
+        self._set(torch.cuda, "_maybe_exchange_device", lambda device: 0)
+        self._set(fake_tensor.FakeTensorMode, "avoid_device_init", property(lambda self: True))
+        di.get_interface_for_device("cuda")              # fills the registry first
+        saved = di.device_interfaces["cuda"]
+        di.register_interface_for_device("cuda", _interface(torch))
+        self._undo.append(lambda: di.register_interface_for_device("cuda", saved))
+        self._set(triton_helpers, "set_driver_to_gpu", lambda: None)
+        flex = importlib.import_module("torch._higher_order_ops.flex_attention")
+        permute = flex._permute_strides
+
+        def permute_fake(out, query_strides):
+            if out.device.type == "cpu":
+                return permute(out, query_strides)
+            made = out.new_empty_strided(out.shape, out.stride())
+            with contextlib.suppress(Exception):
+                probe = torch.empty_strided(out.shape, out.stride(), device="meta")
+                made = out.new_empty_strided(out.shape, permute(probe, query_strides).stride())
+            return made
+        self._set(flex, "_permute_strides", permute_fake)
+        def precompile(autotuner, *args, **kwargs):
+            record_configs(autotuner, self.record)
+            autotuner.launchers, autotuner.compile_results = [], []
+
+        self._set(th.CachingAutotuner, "precompile", precompile)
+        self._set(th.CachingAutotuner, "run", lambda autotuner, *args, **kwargs: None)
+
+    # ---------------------------------------------------------------- torch.compile
+    def compile(self, model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+                options=None, disable=False, **rest):
+        if model is None:
+            return lambda m: self.compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                                          options=options, disable=disable, **rest)
+        import torch
+        real = self._real
+        if disable:
+            return model
+        if backend == "inductor":
+            from torch._inductor import list_mode_options
+            patches = {**(list_mode_options(mode, dynamic) if mode and mode != "default" else {}), **(options or {})}
+            backend = self._backend(patches)
+        compiled = real(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, **rest)
+        if isinstance(compiled, torch.nn.Module):
+            forward = compiled.forward
+            compiled.forward = self._calling(forward)
+            return compiled
+        return self._calling(compiled)
+
+    def _calling(self, fn):
+        view = self.view
+
+        def call(*args, **kwargs):
+            if view is None:
+                return fn(*args, **kwargs)
+            with view.plain():
+                out = fn(*args, **kwargs)
+            return view.on_target(out)
+        call.__wrapped__ = fn
+        return call
+
+    def _backend(self, config_patches: dict):
+        def backend(gm, example_inputs):
+            self._patch_inductor()
+            from torch._inductor.compile_fx import compile_fx
+            return compile_fx(gm, example_inputs, inner_compile=self._inner, config_patches=config_patches)
+        return backend
+
+    def _inner(self, gm, example_inputs, **kwargs):
+        """Inductor on the target for this graph (its kernels recorded); the graph itself run
+        eagerly where the code runs."""
+        import torch
+        from torch._functorch.aot_autograd import make_boxed_func
+        from torch._inductor.compile_fx import compile_fx_inner
+        self._graphs += 1
+        which = "backward" if kwargs.get("is_backward") else ("inference" if kwargs.get("is_inference") else "forward")
+        recorded: list = []
+        saved, self.record = self.record, recorded.append
+        try:
+            # a backward graph is compiled from the autograd engine, inside the view: left here
+            with self.view.plain() if self.view is not None else contextlib.nullcontext():
+                target_gm, fakes = _on_target(gm, example_inputs)
+                with torch._guards.tracing(None):
+                    out = compile_fx_inner(target_gm, fakes, **kwargs)
+        finally:
+            self.record = saved
+        made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
+        for launch in recorded:
+            launch.origin = made.get(launch.fn.__name__, {"kernel": launch.fn.__name__, "graph": which})
+            saved(launch)
+        return make_boxed_func(gm.forward)
+
+
+def record_configs(autotuner, record) -> None:
+    """Each candidate config of an Inductor kernel as a Launch: what `precompile` would pass
+    triton.compile for it."""
+    from inspectors.compile.triton_shim import Launch
+    n = len(autotuner.configs)
+    for i, cfg in enumerate(autotuner.configs):
+        meta = autotuner._create_compile_meta(cfg)
+        options = autotuner._create_compile_options(cfg, meta)
+        names = list(meta["signature"])
+        constants = {(names.index(k),) if isinstance(k, str) else k: v for k, v in meta["constants"].items()}
+        shown = ", ".join([*(f"{k}={v}" for k, v in cfg.kwargs.items()),
+                           f"num_warps={cfg.num_warps}", f"num_stages={cfg.num_stages}"])
+        label = f"{autotuner.fn.__name__} · config {i + 1} of {n}: {shown}"
+        record(Launch(autotuner.fn, dict(meta["signature"]), constants, dict(meta["configs"][0]),
+                      dict(options), label=label))
+
+
+def _on_target(gm, example_inputs):
+    """A copy of the graph whose devices are `cuda:0`, and fake tensors on that device of the
+    inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them)."""
+    import torch
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+    cuda = torch.device("cuda", 0)
+
+    def moved(value):
+        if isinstance(value, torch.device) and value.type == "cpu":
+            return cuda
+        return value
+    graph = copy.deepcopy(gm.graph)
+    for node in graph.nodes:
+        node.args = tuple(moved(a) for a in node.args)
+        node.kwargs = {k: moved(v) for k, v in node.kwargs.items()}
+    target_gm = torch.fx.GraphModule(gm, graph)
+    # AOTAutograd's own fake mode where it has one (its shape environment: dynamic shapes)
+    mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
+    fakes = []
+    with mode:
+        for t in example_inputs:
+            if isinstance(t, torch.Tensor):
+                fake = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=cuda)
+                fakes.append(fake.requires_grad_(False))
+            else:
+                fakes.append(t)
+    with torch.no_grad():
+        FakeTensorProp(target_gm, mode).propagate_dont_convert_inputs(*fakes)
+    return target_gm, fakes
