@@ -31,6 +31,8 @@ DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     # the Hopper lesson's three steps: cp.async, TMA loads and store, and the warp_specialize loop as sm_90
     # compiles it
     *(ROOT / "assets" / "lessons" / "hopper" / f"{name}_matmul.py" for name in ("ptr", "tma", "ws")),
+    # torch.compile: a block's inference, forward and backward graphs; FlexAttention's template
+    *sorted((ROOT / "tests" / "snippets" / "compiled").glob("*.py")),
 ]
 
 _FILE_RE = re.compile(r'^(\s*\.file\s+\d+\s+)"(?:[^"]*/)?([^"/]*)"(.*)$', re.M)
@@ -47,6 +49,9 @@ def normalized_ptx(ptx: str) -> str:
         cut = ptx.find(".section .debug")
     body = ptx[:cut] if cut >= 0 else ptx
     body = _FILE_RE.sub(lambda m: f'{m[1]}"{m[2]}"', body)
+    # `.loc 1 18 0  // cqehb3v...py:18:0`: the comment names the kernel's file (Inductor names a
+    # generated file by the hash of all its text, device properties included)
+    body = re.sub(r"(\.loc\b[^\n]*?)\s*//[^\n]*", r"\1", body)
     # `.file 2 "/usr/lib/python3/..." "rms_norm.py"` (directory, name) forms
     body = re.sub(r'^(\s*\.file\s+\d+\s+)"[^"]*"\s*,?\s*"([^"]*)"', lambda m: f'{m[1]}"{m[2].rsplit("/", 1)[-1]}"',
                   body, flags=re.M)
@@ -96,6 +101,7 @@ def _run_on_gpu(path: Path) -> list[dict]:
     spec.loader.exec_module(module)
     saved = knobs.runtime.jit_cache_hook
     knobs.runtime.jit_cache_hook = hook
+    inductor = _record_inductor()
     # a hook makes the JIT serialize the specialization, which a Gluon layout from the host
     # fails (without a hook it does not): the recorder's leniency, for the hook only
     from inspectors.compile import triton_shim
@@ -109,6 +115,7 @@ def _run_on_gpu(path: Path) -> list[dict]:
         knobs.runtime.jit_cache_hook = saved
         triton_shim.jit_module.serialize_specialization_data = serialize
         torch.set_default_device("cpu")
+        inductor.undo()
     kernels = []
     for fn, key in seen:
         found = None
@@ -119,7 +126,35 @@ def _run_on_gpu(path: Path) -> list[dict]:
             continue
         kernels.append({"name": fn.__name__, "num_warps": found.metadata.num_warps,
                         "num_stages": found.metadata.num_stages, "ptx": normalized_ptx(found.asm["ptx"])})
-    return kernels
+    return kernels + inductor.kernels
+
+
+class _record_inductor:
+    """Every config of every kernel torch.compile's Inductor compiled (its CachingAutotuner's
+    precompile), with the PTX Triton made for it."""
+
+    def __init__(self):
+        import torch
+        import torch._inductor.config as icfg
+        from torch._inductor.runtime import triton_heuristics as th
+        torch._dynamo.reset()
+        icfg.use_static_cuda_launcher = False        # Triton's own CompiledKernel per config: its PTX
+        self.kernels: list[dict] = []
+        self.original = th.CachingAutotuner.precompile
+        record = self
+
+        def precompile(autotuner, *args, **kwargs):
+            out = record.original(autotuner, *args, **kwargs)
+            for r in getattr(autotuner, "compile_results", ()):
+                k = r.kernel
+                record.kernels.append({"name": autotuner.fn.__name__, "num_warps": k.metadata.num_warps,
+                                       "num_stages": k.metadata.num_stages, "ptx": normalized_ptx(k.asm["ptx"])})
+            return out
+        th.CachingAutotuner.precompile = precompile
+
+    def undo(self):
+        from torch._inductor.runtime import triton_heuristics as th
+        th.CachingAutotuner.precompile = self.original
 
 
 def gpu_side(cpu_json: Path) -> int:
@@ -154,6 +189,9 @@ def gpu_side(cpu_json: Path) -> int:
                 continue
             pool.remove(match)
             ptx = ("same" if match.get("ptx") == k["ptx"] else "DIFFERENT") if same_version else "n/a (versions)"
+            if ptx == "DIFFERENT":                 # both texts beside the CPU side's JSON, to diff
+                for side, text in (("cpu", k["ptx"]), ("gpu", match.get("ptx") or "")):
+                    cpu_json.with_name(f"{path.stem}.{k['name']}.{mismatches}.{side}.ptx").write_text(text)
             ok = match.get("num_warps") == k["num_warps"] and match.get("num_stages") == k["num_stages"] and ptx != "DIFFERENT"
             mismatches += not ok
             print(f"{path.name:<22} {k['name']:<30} {k['num_warps']:>4} / {match.get('num_warps'):<4} "

@@ -29,11 +29,13 @@ What this patches, each for one call a CPU-only build of torch cannot answer:
 - Inductor's `cuda` device interface binds torch.cuda's functions at import: one that asks at
   call time (the view's answers);
 - `torch.cuda._exchange_device` (Inductor's device guard while it compiles);
-- `FakeTensorMode.avoid_device_init` (it reads `torch.cuda.is_available()`, True in the view);
+- `FakeTensorMode.avoid_device_init` and `fake_tensor.init_gpu_context` (they read
+  `torch.cuda.is_available()`, True in the view, and would start CUDA);
 - FlexAttention's fake implementation copies between fake `cuda` tensors, which needs a CUDA
   device guard this build does not have: the copy's result made without the copy;
 - `triton_helpers.set_driver_to_gpu` would replace the compile-only driver with libcuda's;
-- `CachingAutotuner.precompile` and `.run`: record, never compile or launch there.
+- `CachingAutotuner.precompile` and `.run`: record, never compile or launch there;
+- `torch.accelerator.current_stream`, where it raises (a CUDA build of torch with no GPU).
 """
 from __future__ import annotations
 
@@ -129,6 +131,13 @@ class CompiledOnTarget:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.job_dir, "inductor")
         self._real = torch.compile
         self._set(torch, "compile", self.compile)
+        if self.view is not None:
+            # Dynamo asks the accelerator's current stream when it starts tracing (torch 2.11,
+            # without asking whether there is one): a CUDA build of torch with no GPU raises
+            try:
+                torch.accelerator.current_stream()
+            except RuntimeError:
+                self._set(torch.accelerator, "current_stream", lambda device=None: torch.Stream(device="cpu"))
         return self
 
     def __exit__(self, *exc):
@@ -161,6 +170,7 @@ class CompiledOnTarget:
         self._set(torch.cuda, "_exchange_device", lambda device: 0)
         self._set(torch.cuda, "_maybe_exchange_device", lambda device: 0)
         self._set(fake_tensor.FakeTensorMode, "avoid_device_init", property(lambda self: True))
+        self._set(fake_tensor, "init_gpu_context", lambda device: None)
         di.get_interface_for_device("cuda")              # fills the registry first
         saved = di.device_interfaces["cuda"]
         di.register_interface_for_device("cuda", _interface(torch))
@@ -198,6 +208,7 @@ class CompiledOnTarget:
         if backend == "inductor":
             from torch._inductor import list_mode_options
             patches = {**(list_mode_options(mode, dynamic) if mode and mode != "default" else {}), **(options or {})}
+            patches["triton.cudagraphs"] = False     # "reduce-overhead": CUDA graphs replay the same kernels
             backend = self._backend(patches)
         compiled = real(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, **rest)
         if isinstance(compiled, torch.nn.Module):
@@ -259,7 +270,10 @@ def record_configs(autotuner, record) -> None:
         meta = autotuner._create_compile_meta(cfg)
         options = autotuner._create_compile_options(cfg, meta)
         names = list(meta["signature"])
-        constants = {(names.index(k),) if isinstance(k, str) else k: v for k, v in meta["constants"].items()}
+        # by position, as the JIT keys them; a name that is no parameter (an AMD tuning value) is
+        # an option: left out here, as precompile does
+        constants = {(names.index(k),) if isinstance(k, str) else k: v for k, v in meta["constants"].items()
+                     if not isinstance(k, str) or k in names}
         shown = ", ".join([*(f"{k}={v}" for k, v in cfg.kwargs.items()),
                            f"num_warps={cfg.num_warps}", f"num_stages={cfg.num_stages}"])
         label = f"{autotuner.fn.__name__} · config {i + 1} of {n}: {shown}"

@@ -17,9 +17,9 @@ class InductorKernel:
     source_nodes: tuple[str, ...] = ()     # ("add", "relu"): the FX nodes it fuses
     aten_ops: tuple[str, ...] = ()         # ("aten.add", "aten.relu")
     kernel_path: str = ""                  # the generated .py, as the wrapper spelled it
-    graph_nodes: tuple[str, ...] = ()      # ("add_3", "erf", ...): the compiled graph's nodes it computes
     cache_entries: tuple[str, ...] = ()    # Triton cache folders compiled from it (one per config)
     meta: dict = field(default_factory=dict)   # scalars of inductor_meta: num_load, num_reduction, ...
+    graph_nodes: tuple[str, ...] = ()      # ("add_3", "erf", ...): the compiled graph's nodes it computes
 
     @property
     def fused_ops(self) -> str:

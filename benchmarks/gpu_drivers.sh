@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# benchmarks/gpu_drivers.py's two halves on the GPU machine, in one call of the device tool
+# (carry: [".whl"]): the CPU side with the GPU hidden (CUDA_VISIBLE_DEVICES=: the worker takes
+# the target view, as on a laptop), then the GPU side, the same torch and Triton on both.
+# Writes $OUT/gpu_drivers.txt (commit it as benchmarks/results/gpu_drivers.txt).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/tlens-gpu-drivers}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
+if compgen -G ".whl/*.whl" >/dev/null; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
+  export PYTHONPATH=/tmp/site:$PYTHONPATH
+fi
+export PYTHONUNBUFFERED=1 TLENS_TRITON_CACHE_DIR=/tmp/tlens-triton-cache TLENS_WORKSPACE_DIR=/tmp/tlens-workspace
+REPORT="$OUT/gpu_drivers.txt"
+rm -f "$OUT"/*.ptx
+echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
+CUDA_VISIBLE_DEVICES= timeout 400 $PY benchmarks/gpu_drivers.py --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
+timeout 180 $PY benchmarks/gpu_drivers.py --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"
