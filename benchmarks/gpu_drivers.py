@@ -52,6 +52,7 @@ def normalized_ptx(ptx: str) -> str:
     # `.loc 1 18 0  // cqehb3v...py:18:0`: the comment names the kernel's file (Inductor names a
     # generated file by the hash of all its text, device properties included)
     body = re.sub(r"(\.loc\b[^\n]*?)\s*//[^\n]*", r"\1", body)
+    body = re.sub(r'"c[a-z0-9]{51}\.py"', '"<inductor kernel file>.py"', body)
     # `.file 2 "/usr/lib/python3/..." "rms_norm.py"` (directory, name) forms
     body = re.sub(r'^(\s*\.file\s+\d+\s+)"[^"]*"\s*,?\s*"([^"]*)"', lambda m: f'{m[1]}"{m[2].rsplit("/", 1)[-1]}"',
                   body, flags=re.M)
