@@ -140,6 +140,7 @@ class _record_inductor:
         from torch._inductor.runtime import triton_heuristics as th
         torch._dynamo.reset()
         icfg.use_static_cuda_launcher = False        # Triton's own CompiledKernel per config: its PTX
+        icfg.force_disable_caches = True             # every config compiled, none from an earlier run's choice
         self.kernels: list[dict] = []
         self.original = th.CachingAutotuner.precompile
         record = self
