@@ -113,12 +113,14 @@ class TargetView:
         d, props = self.device, self._props()
         stream = SimpleNamespace(cuda_stream=0, synchronize=lambda: None, query=lambda: True)
 
-        made = self.made = weakref.WeakValueDictionary()      # every TargetTensor by id, for plain()
+        made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
 
         def on_target(t):
             t = torch.Tensor._make_subclass(TargetTensor, t, True) if t.is_leaf and t.requires_grad else \
                 t.as_subclass(TargetTensor)                      # as_subclass would make a leaf a non-leaf
-            made[id(t)] = t
+            made.append(weakref.ref(t))
+            if len(made) >= 4096 and len(made) & (len(made) - 1) == 0:     # at each power of two: the dead ones dropped
+                made[:] = [r for r in made if r() is not None]
             return t
         self._on_target_one = on_target
 
@@ -185,7 +187,7 @@ class TargetView:
         a subclass): the mode popped and every TargetTensor a plain tensor, then back."""
         import torch
         from torch.overrides import _get_current_function_mode_stack, _pop_mode_temporarily
-        flipped = [t for t in list(self.made.values()) if type(t) is not torch.Tensor]
+        flipped = [t for t in (r() for r in self.made) if t is not None and type(t) is not torch.Tensor]
         kinds = [type(t) for t in flipped]
         for t in flipped:
             t.__class__ = torch.Tensor
