@@ -33,7 +33,7 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import compile_options, panels, present, profile_view, tables, workspace_box
+from app.widgets import compile_options, model_lines, panels, present, profile_view, tables, workspace_box
 from app.render.text import code_span, plain
 from inspectors.explain import diff
 from inspectors.session import files as session_files
@@ -208,6 +208,8 @@ def _result_bar(result: CompileResult) -> tuple[KernelResult, object, object]:
     infos = records.all_infos()            # the history, listed once for this run (headline, popover)
     with card:
         panels.render_launch_card(kernel, result)
+        if kernel.origin:
+            st.caption(model_lines.caption(kernel, files.filename()))
         since = records.headline(previous, current, infos) if previous else ""
         if since:
             st.caption(f"Since the previous compile: **{since}**")
@@ -311,6 +313,9 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
             marks[r.line] = (marks[r.line] + " · " if r.line in marks else "") + f"{r.kind}: {r.message}"
     panels.render_panels(kernel, chosen, smap, mapped, keys.FOLLOW, selected_py,
                          result.triton_version if len(services.lens().versions()) > 1 else "", heat, marks, regs)
+    if kernel.origin:             # a torch.compile kernel: the model's lines it computes
+        request_now = ss.get(keys.RESULT_REQUEST)
+        model_lines.render(result, kernel, request_now.source if request_now is not None else "", filename)
     if present_bar is not None:
         panels.present_extras(present_bar, insight, source_lines)
     panels.render_insight(insight, kernel, source_lines, keys.FOLLOW, mapped)

@@ -1,0 +1,75 @@
+"""A torch.compile job's kernels by the lines of the user's model (KernelResult.origin, made by
+inspectors/compile/compiled.py): the launch card says where the shown kernel came from, and
+the file itself is a panel whose lines each open the kernel that computes them."""
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from app.components.stage_panel import payload, stage_panel
+from inspectors.base.result import CompileResult, KernelResult
+
+LAUNCH_KEY = "launch"          # the launch picker's (app/widgets/panels.py pick_launch)
+
+
+def caption(kernel: KernelResult, filename: str) -> str:
+    """`torch.compile · forward graph · fuses linear, gelu, add (aten.addmm, ...) · block.py line 13`."""
+    o = kernel.origin
+    if not o:
+        return ""
+    text = f"torch.compile · {o.get('graph', '?')} graph"
+    if o.get("source_nodes"):
+        text += f" · fuses {', '.join(o['source_nodes'][:12])}"
+        if o.get("aten_ops"):
+            text += f" ({', '.join(o['aten_ops'][:12])})"
+    lines = o.get("lines", {}).get(filename)
+    if lines:
+        text += f" · {filename} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+    return text
+
+
+def launches_by_line(result: CompileResult, filename: str) -> dict[int, list[int]]:
+    """Line of `filename` -> the launches (indices) whose kernel computes it."""
+    out: dict[int, list[int]] = {}
+    for i, k in enumerate(result.kernels):
+        for line in k.origin.get("lines", {}).get(filename, ()):
+            if isinstance(line, int):
+                out.setdefault(line, []).append(i)
+    return out
+
+
+def next_launch(choices: list[int], shown: int) -> int:
+    """The launch a click on a line opens: the first that computes it, or, when the shown one
+    does, the next one that does (a click again walks the graphs: forward, then backward)."""
+    if shown in choices:
+        return choices[(choices.index(shown) + 1) % len(choices)]
+    return choices[0]
+
+
+@functools.lru_cache(maxsize=64)
+def _payload(source: str, filename: str, clickable: tuple, lit: tuple, marks: tuple) -> bytes:
+    return payload.encode(payload.build(
+        "source", source, filename, {n: n for n in clickable},
+        label=f"Your model · {filename} · click a line for the kernel that computes it",
+        heat={n: 1.0 for n in lit}, marks=dict(marks)))
+
+
+def render(result: CompileResult, kernel: KernelResult, source: str, filename: str) -> None:
+    """The model's panel, when some kernel of `result` names lines of `filename`: every such
+    line clickable and marked with its kernels, the shown kernel's lines lit."""
+    by_line = launches_by_line(result, filename)
+    if not by_line or not source:
+        return
+    names = {line: list(dict.fromkeys(result.kernels[i].name for i in launches)) for line, launches in by_line.items()}
+    marks = tuple((line, "computed by " + ", ".join(n)) for line, n in sorted(names.items()))
+    lit = tuple(sorted(kernel.origin.get("lines", {}).get(filename, ())))
+    shown = next((i for i, k in enumerate(result.kernels) if k is kernel), 0)
+
+    def follow(line: int) -> None:
+        if line in by_line:
+            st.session_state[LAUNCH_KEY] = next_launch(by_line[line], shown)
+
+    st.caption("Each line torch.compile turned into Triton kernels is marked (its tooltip names them); "
+               "the lines of the kernel shown are lit.")
+    stage_panel(_payload(source, filename, tuple(sorted(by_line)), lit, marks), key="panel-model", on_follow=follow)

@@ -1,0 +1,47 @@
+"""`tlens app block.py` on a torch.compile driver with `.backward()`, no GPU: the page shows
+Inductor's kernels, the launch card says which graph and ops each fuses, and a click on a line
+of the model opens the kernel that computes it, its lines lit."""
+import pytest
+
+from browser import SHOTS, require_chromium
+from conftest import SNIPPETS
+
+require_chromium()
+
+from playwright.sync_api import expect  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def opened(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "block.py"
+    path.write_text((SNIPPETS / "compiled" / "block.py").read_text())
+    return path
+
+
+@pytest.fixture(scope="module")
+def server_env(opened, workspace):
+    return {"TLENS_OPEN": str(opened), "TLENS_WORKSPACE_DIR": str(workspace)}
+
+
+def test_a_click_on_a_model_line_opens_the_kernel_that_computes_it(page):
+    ptx = page.locator('.tlens-panel[data-stage="ptx"]')
+    expect(ptx).to_be_visible(timeout=240_000)
+    # the first launch: the inference graph's LayerNorm, from line 12
+    expect(page.get_by_text("torch.compile · inference graph · fuses h")).to_be_visible(timeout=30_000)
+    model = page.locator(".tlens-panel", has_text="Your model")
+    expect(model).to_be_visible(timeout=30_000)
+    expect(model.locator(".l.heat").first).to_contain_text("h = self.norm(x)")
+    expect(ptx).to_contain_text(".entry triton_per_fused_native_layer_norm_0")
+
+    # line 13 (Linear + GELU + residual add): its kernel opens, its line lit
+    model.locator(".l[data-py]", has_text="gelu(self.proj(h))").first.click()
+    # (the first launch's panels may stay a moment while the page redraws: the new one by its text)
+    expect(page.locator('.tlens-panel[data-stage="ptx"]', has_text=".entry triton_poi_fused_add_addmm_gelu_1")
+           ).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("fuses linear, gelu, add")).to_be_visible(timeout=30_000)
+    expect(model.locator(".l.heat", has_text="gelu(self.proj(h))")).to_have_count(1, timeout=30_000)
+    expect(model.locator(".l.heat", has_text="self.norm(x)")).to_have_count(0, timeout=30_000)
+    # the generated kernel file is the kernel's Python panel
+    py = page.locator('.tlens-panel[data-stage="source"]', has_text="@triton.jit").first
+    expect(py).to_contain_text("def triton_poi_fused_add_addmm_gelu_1(")
+    page.screenshot(path=str(SHOTS / "compiled_model_line.png"), full_page=True)
