@@ -20,12 +20,13 @@ from pathlib import Path
 import streamlit as st
 
 from app.backend import presence, services
-from app.widgets import panels
+from app.widgets import model_lines, panels
 from app.render.text import plain
 from inspectors.session import caches as cache
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages
 from inspectors.base import targets
+from inspectors.base.result import CompileRequest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_cache"            # made on an H100, see below
@@ -294,14 +295,63 @@ def _tc_open(kernels, inductor_dir: Path, run: cache.InductorRun | None) -> cach
         return None
 
 
+TC_FILE = "model.py"          # the function file's name in a compile for the target
+
+
+def _tc_on_target(settings: settings_mod.Settings) -> None:
+    """Without a GPU: the function file compiled for the target GPU by the compile worker (every
+    kernel Inductor writes for it, each candidate config a launch; nothing run or timed), its
+    kernels listed, one opened with its stages and the model's lines it computes."""
+    target = st.selectbox("Target", ["cuda:90", "cuda:80", "hip:gfx942"], key="tc_target",
+                          format_func=lambda t: targets.parse(t).label)
+    if st.button(f"Compile for {targets.parse(target).label.split(' · ')[0]} (no GPU needed)", key="tc_target_run",
+                 help="Dynamo and AOTAutograd trace the function here on the CPU; Inductor writes its kernels "
+                      "for the target; every kernel and config is compiled, none is run"):
+        source = st.session_state["tc_source"]
+        request = CompileRequest(source=cache.target_driver(source), filename=TC_FILE, target=target, sass=False)
+        with st.spinner("torch.compile for the target in a worker process…"):
+            st.session_state["tc_target_result"] = (services.compile_kernel(request, max(120.0, 2 * settings.compile_timeout_s)),
+                                                    request.source)
+        st.session_state["tc_launch"] = 0
+    done = st.session_state.get("tc_target_result")
+    if done is None:
+        return
+    result, source = done
+    if result.error is not None and not result.kernels:
+        st.error(plain(f"{result.error.kind}: {result.error.message}"))
+        if result.error.detail:
+            with st.expander("Details"):
+                st.code(result.error.detail, language=None)
+        return
+    st.success(f"{len(result.kernels)} kernel config(s) for {result.kernels[0].target}, compiled without a GPU "
+               "(Inductor would time the configs of a kernel on the GPU to choose one)")
+    st.dataframe([{"launch": i + 1, "kernel": k.name, "graph": k.origin.get("graph"),
+                   "config": k.label.split(" · ", 1)[-1], "fuses": ", ".join(k.origin.get("source_nodes", ())),
+                   "ATen ops": ", ".join(k.origin.get("aten_ops", ())),
+                   "lines": ", ".join(map(str, k.origin.get("lines", {}).get(TC_FILE, ())))}
+                  for i, k in enumerate(result.kernels)], hide_index=True, width="stretch")
+    i = st.selectbox("Open a launch", range(len(result.kernels)), key="tc_launch",
+                     format_func=lambda i: f"{i + 1}. {result.kernels[i].label}")
+    kernel = result.kernels[min(i, len(result.kernels) - 1)]
+    model_lines.render(result, kernel, source, TC_FILE, launch_key="tc_launch")
+    insight = services.insight(kernel, TC_FILE)
+    smap = insight.source_map
+    chosen = [s for s in ("source", "ttgir", "ptx", "amdgcn") if s in kernel.stages][:3]
+    panels.render_panels(kernel, chosen, smap, sorted(smap.python_to_stage()), "tc_follow",
+                         st.session_state.get("tc_follow"))
+
+
 def torch_compile(settings: settings_mod.Settings) -> cache.OpenedKernel | None:
     gpu = cache.gpu_probe()
     if not gpu:
-        st.warning("**No GPU on this machine.** torch.compile mode needs an NVIDIA GPU: Inductor writes Triton "
-                   "kernels only for GPU tensors (on the CPU it writes C++). You can still open caches copied from "
-                   "a GPU machine — below, the one `benchmarks/gpu_torch_compile.py` made on an H100 from these "
-                   "same examples, or any folder in the cache browser.")
+        st.info("**No GPU on this machine.** **Compile for the target** below shows every Triton kernel Inductor "
+                "writes for the GPU you pick, compiled here without one (as a kernel file's `torch.compile` is in "
+                "the explorer). Timing needs a GPU: further down, the kernels and timings "
+                "`benchmarks/gpu_torch_compile.py` measured on an H100 for these same examples.")
     run = _tc_run(settings, gpu)
+    if not gpu:
+        _tc_on_target(settings)
+        st.divider()
     kernels, inductor_dir = _tc_kernels(run)
     opened = _tc_open(kernels, inductor_dir, run) if kernels else None
     bench = ROOT / "app" / "views" / "benchmark.py"

@@ -55,9 +55,11 @@ def _payload(source: str, filename: str, clickable: tuple, lit: tuple, marks: tu
         heat={n: 1.0 for n in lit}, marks=dict(marks)))
 
 
-def render(result: CompileResult, kernel: KernelResult, source: str, filename: str) -> None:
+def render(result: CompileResult, kernel: KernelResult, source: str, filename: str,
+           launch_key: str = LAUNCH_KEY) -> None:
     """The model's panel, when some kernel of `result` names lines of `filename`: every such
-    line clickable and marked with its kernels, the shown kernel's lines lit."""
+    line clickable and marked with its kernels, the shown kernel's lines lit. A click sets the
+    launch picker `launch_key`."""
     by_line = launches_by_line(result, filename)
     if not by_line or not source:
         return
@@ -68,8 +70,9 @@ def render(result: CompileResult, kernel: KernelResult, source: str, filename: s
 
     def follow(line: int) -> None:
         if line in by_line:
-            st.session_state[LAUNCH_KEY] = next_launch(by_line[line], shown)
+            st.session_state[launch_key] = next_launch(by_line[line], shown)
 
     st.caption("Each line torch.compile turned into Triton kernels is marked (its tooltip names them); "
                "the lines of the kernel shown are lit.")
-    stage_panel(_payload(source, filename, tuple(sorted(by_line)), lit, marks), key="panel-model", on_follow=follow)
+    stage_panel(_payload(source, filename, tuple(sorted(by_line)), lit, marks), key=f"panel-model-{launch_key}",
+                on_follow=follow)

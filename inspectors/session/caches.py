@@ -70,3 +70,18 @@ def torch_compile(source: str, timeout: float, settings: settings_mod.Settings |
         return InductorRun(function="fn.py", error={"kind": "crash", "message":
                            f"the torch.compile process ended with status {proc.returncode}",
                            "detail": proc.stderr[-8000:]})
+
+
+def target_driver(source: str) -> str:
+    """A function file (`fn(...)` and `example_inputs()`) as a kernel file the compile worker
+    runs on any machine (the explorer's kind): `example()` calls `torch.compile(fn)` on the
+    inputs moved to the target, so Inductor's kernels are compiled for it without a GPU
+    (inspectors/compile/compiled.py). The file's own lines keep their numbers."""
+    return source.rstrip("\n") + '''
+
+
+def example():
+    import torch as _torch
+    inputs = example_inputs()
+    _torch.compile(fn)(*(t.cuda() if isinstance(t, _torch.Tensor) else t for t in inputs))
+'''

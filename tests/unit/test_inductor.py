@@ -131,7 +131,7 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     at.radio(key="caches_mode").set_value("torch.compile").run()
     assert not at.exception, at.exception
     if not inductor.gpu_probe():
-        assert any("No GPU on this machine" in w.value for w in at.warning)
+        assert any("No GPU on this machine" in w.value for w in at.info)
         assert at.button(key="tc_run").disabled
     at.selectbox(key="tc_example").set_value("softmax").run()
     assert "torch.exp(z)" in at.text_area(key="tc_source").value
@@ -143,6 +143,32 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     shown = panels(at)
     assert {"ptx", "source"} <= set(shown)
     assert "tl.load(in_ptr0" in "\n".join(shown["source"]["lines"]) and "ld.global" in "\n".join(shown["ptx"]["lines"])
+
+
+@pytest.mark.skipif(bool(inductor.gpu_probe()), reason="this machine has a GPU")
+def test_page_without_gpu_compiles_the_function_for_the_target():
+    """No GPU: the page's function compiled for sm_90 by the compile worker (the explorer's
+    torch.compile path): its kernel listed with the ops and lines it fuses, opened with its
+    stages and the function's lines it computes."""
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(ROOT / "app" / "views" / "caches.py"), default_timeout=300)
+    at.run()
+    at.radio(key="caches_mode").set_value("torch.compile").run()
+    at.selectbox(key="tc_example").set_value("bias_add_relu").run()
+    at.button(key="tc_target_run").click().run()
+    assert not at.exception, at.exception
+    assert not at.error, [e.value for e in at.error]
+    rows = at.dataframe[0].value
+    assert set(rows["kernel"]) == {"triton_poi_fused_add_relu_0"} and set(rows["graph"]) == {"inference"}
+    assert set(rows["fuses"]) == {"add, relu"} and set(rows["lines"]) == {"6"}
+    from app.components.stage_panel import payload
+    sent = [payload.decode(el.proto.bytes) for el in at.get("bidi_component")
+            if el.proto.component_name == "tlens_stage_panel"]
+    model = [p for p in sent if p["label"].startswith("Your model")]
+    shown = {p["stage"]: p for p in sent if p not in model}
+    assert "def triton_poi_fused_add_relu_0(" in "\n".join(shown["source"]["lines"])
+    assert ".target sm_90" in "\n".join(shown["ptx"]["lines"])
+    assert len(model) == 1 and model[0]["heat"] == {"6": 1.0}       # the function's line the kernel computes
 
 
 @pytest.mark.skipif(not inductor.gpu_probe(),
