@@ -36,6 +36,8 @@ What this patches, each for one call a CPU-only build of torch cannot answer:
 - `triton_helpers.set_driver_to_gpu` would replace the compile-only driver with libcuda's;
 - `CachingAutotuner.precompile` and `.run`: record, never compile or launch there;
 - `torch.accelerator.current_stream`, where it raises (a CUDA build of torch with no GPU).
+A CPU-only build of torch also gets a CUDA device guard (inspectors/compile/cuda_guard.py):
+Inductor's fake-tensor passes open one for many ops.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ import importlib
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -117,6 +120,7 @@ class CompiledOnTarget:
         self._undo: list = []
         self._graphs = 0
         self._by_seq: dict = {}
+        self.guard_missing = ""
 
     # ---------------------------------------------------------------- entering, leaving
     def _set(self, obj, name, value):
@@ -165,6 +169,8 @@ class CompiledOnTarget:
         from torch._inductor.runtime import triton_heuristics as th, triton_helpers
         from torch._subclasses import fake_tensor
 
+        from inspectors.compile import cuda_guard
+        self.guard_missing = cuda_guard.ensure()      # "" once a CUDA device guard is registered
         for name, value in (("compile_threads", 1), ("force_disable_caches", True)):
             self._set(icfg, name, value)
         self._set(torch.cuda, "_exchange_device", lambda device: 0)
@@ -190,9 +196,37 @@ class CompiledOnTarget:
         self._set(flex, "_permute_strides", permute_fake)
         def precompile(autotuner, *args, **kwargs):
             record_configs(autotuner, self.record)
-            autotuner.launchers, autotuner.compile_results = [], []
+            # what Inductor reads of a compiled launcher (a template candidate's register count)
+            autotuner.launchers = [SimpleNamespace(config=cfg, n_regs=0, n_spills=0, shared=0)
+                                   for cfg in autotuner.configs]
+            autotuner.compile_results = []
 
         self._set(th.CachingAutotuner, "precompile", precompile)
+        # max-autotune: each template candidate is compiled (its precompile records it), and the
+        # timing that would choose among them needs the GPU: the first candidate stands for the choice
+        from torch._inductor import select_algorithm
+
+        def autotune(selector, name, input_nodes, layout, input_gen_fns, choices, *args, **kwargs):
+            templates = [c for c in choices if isinstance(c, select_algorithm.TritonTemplateCaller)]
+            saved = self.record
+            for j, choice in enumerate(templates):       # each candidate compiled, so recorded
+                def tagged(launch, j=j, choice=choice):
+                    launch.label = (f"{launch.fn.__name__} · max-autotune candidate {j + 1} of {len(templates)} "
+                                    f"for {name} (the GPU times them to choose): {choice.description}")
+                    launch.origin = {"kernel": launch.fn.__name__, "category": "template", "autotune": name,
+                                     "candidate": j + 1, "candidates": len(templates)}
+                    saved(launch)
+                self.record = tagged
+                try:
+                    choice.precompile()
+                finally:
+                    self.record = saved
+            # the choice: the first Triton candidate stands for the one a timing would pick
+            first = templates[0] if templates else None
+            return {choice: (0.0 if choice is first else float(i + 1)) for i, choice in enumerate(choices)}
+        self._set(select_algorithm.AlgorithmSelectorCache, "autotune", autotune)
+        # Inductor's table of the candidates' timings: there are none (it would print the order above)
+        self._set(select_algorithm.AlgorithmSelectorCache, "log_results", staticmethod(lambda *a, **k: None))
         self._set(th.CachingAutotuner, "run", lambda autotuner, *args, **kwargs: None)
 
     # ---------------------------------------------------------------- torch.compile
@@ -209,6 +243,8 @@ class CompiledOnTarget:
             from torch._inductor import list_mode_options
             patches = {**(list_mode_options(mode, dynamic) if mode and mode != "default" else {}), **(options or {})}
             patches["triton.cudagraphs"] = False     # "reduce-overhead": CUDA graphs replay the same kernels
+            # fusions max-autotune would decide by timing both ways on the GPU: not fused here
+            patches.update({"benchmark_epilogue_fusion": False, "benchmark_fusion": False})
             backend = self._backend(patches)
         compiled = real(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend, **rest)
         if isinstance(compiled, torch.nn.Module):
@@ -251,12 +287,19 @@ class CompiledOnTarget:
             with self.view.plain() if self.view is not None else contextlib.nullcontext():
                 target_gm, fakes = _on_target(gm, example_inputs)
                 with torch._guards.tracing(None):
-                    out = compile_fx_inner(target_gm, fakes, **kwargs)
+                    try:
+                        out = compile_fx_inner(target_gm, fakes, **kwargs)
+                    except Exception as e:
+                        if self.guard_missing and "not linked with support for cuda" in str(e):
+                            raise RuntimeError(f"{e}\n(an op of this graph needs a CUDA device guard: "
+                                               f"{self.guard_missing})") from e
+                        raise
         finally:
             self.record = saved
         made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
         for launch in recorded:
-            launch.origin = made.get(launch.fn.__name__, {"kernel": launch.fn.__name__, "graph": which})
+            launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
+                             **launch.origin}
             saved(launch)
         return make_boxed_func(gm.forward)
 
@@ -288,6 +331,7 @@ def _on_target(gm, example_inputs):
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+    from torch.utils import _pytree as pytree
     cuda = torch.device("cuda", 0)
 
     def moved(value):
@@ -309,6 +353,18 @@ def _on_target(gm, example_inputs):
                 fakes.append(fake.requires_grad_(False))
             else:
                 fakes.append(t)
-    with torch.no_grad():
+    # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
+    # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
+    def on_cuda(value):
+        if isinstance(value, torch.Tensor):
+            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=cuda)
+        return value
+    with mode:
+        for node in target_gm.graph.nodes:
+            if "val" in node.meta and node.op != "placeholder":
+                node.meta["val"] = pytree.tree_map(on_cuda, node.meta["val"])
+    for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
+        node.meta["val"] = fake
+    with torch.no_grad(), contextlib.suppress(RuntimeError):
         FakeTensorProp(target_gm, mode).propagate_dont_convert_inputs(*fakes)
     return target_gm, fakes

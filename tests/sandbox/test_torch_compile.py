@@ -69,3 +69,32 @@ def test_a_tracing_error_names_the_users_line(engine):
     assert r.error.line == 9 and "example() raised" in r.error.message
     with pytest.raises(AssertionError):
         assert r.kernels
+
+
+def test_a_gpt_training_step(engine, snippet):
+    """Embedding, LayerNorm, causal attention, dropout, cross-entropy, AdamW: the forward and
+    backward graphs' kernels, dropout's RNG included (its seed ops need a CUDA device guard: on a
+    CPU-only torch, inspectors/compile/cuda_guard.py)."""
+    r = _compile(engine, snippet, "gpt_train.py")
+    graphs = {k.origin["graph"] for k in r.kernels}
+    assert graphs == {"forward", "backward"}, graphs
+    names = {k.name for k in r.kernels}
+    assert any("native_dropout" in n for n in names) and any("embedding_dense_backward" in n for n in names), names
+    assert any("_log_softmax" in n or "nll_loss" in n for n in names), names
+    # the lines: LayerNorm + QKV (19), the residual after dropout (22), the MLP (23), the embedding
+    # (34) and the loss (38)
+    lines = {line for k in r.kernels for line in k.origin["lines"].get("gpt_train.py", ())}
+    assert {19, 22, 23, 34, 38} <= lines, sorted(lines)
+
+
+def test_max_autotune_shows_every_template_candidate(engine, snippet):
+    """mode="max-autotune": every matmul template candidate is a launch, labelled as one the GPU
+    would time; the first stands for the choice, fused with the ReLU."""
+    r = _compile(engine, snippet, "max_autotune.py")
+    candidates = [k for k in r.kernels if k.origin.get("autotune") == "mm"]
+    assert len(candidates) > 4 and all(k.name == "triton_mm" for k in candidates)
+    assert all("the GPU times them to choose" in k.label and "BLOCK_M=" in k.label for k in candidates)
+    assert [k.origin["candidate"] for k in candidates] == list(range(1, len(candidates) + 1))
+    fused = [k for k in r.kernels if k.name.startswith("triton_tem_fused_mm_relu")]
+    assert fused and fused[0].origin["lines"] == {"max_autotune.py": [8]}
+    assert "mma" in fused[0].stages["ptx"]
