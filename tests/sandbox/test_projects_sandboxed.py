@@ -56,3 +56,13 @@ def test_project_files_reach_only_their_own_job(engine, tmp_path):
     # the next student's job, in a fresh sandbox, does not find alice's helper
     r2 = engine.compile(CompileRequest(source=driver, filename="driver.py"), session="user:bob")
     assert r2.error and "No module named '_helpers'" in r2.error.message
+
+
+def test_a_torch_compile_job_in_the_sandbox(engine):
+    """A class server's student compiles a model with dropout (its seed ops need the CUDA device
+    guard the job builds with the machine's compiler, inside the sandbox)."""
+    path = SNIPPETS / "compiled" / "gpt_train.py"
+    r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False),
+                       session="user:alice", timeout=300)
+    assert r.ok, r.error
+    assert any("native_dropout" in k.name for k in r.kernels) and all(k.stages.get("ptx") for k in r.kernels)
