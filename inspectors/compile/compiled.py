@@ -195,7 +195,9 @@ class CompiledOnTarget:
             return made
         self._set(flex, "_permute_strides", permute_fake)
         def precompile(autotuner, *args, **kwargs):
-            record_configs(autotuner, self.record)
+            if not getattr(autotuner, "_tlens_recorded", False):   # a template candidate: precompiled twice
+                autotuner._tlens_recorded = True
+                record_configs(autotuner, self.record)
             # what Inductor reads of a compiled launcher (a template candidate's register count)
             autotuner.launchers = [SimpleNamespace(config=cfg, n_regs=0, n_spills=0, shared=0)
                                    for cfg in autotuner.configs]

@@ -149,10 +149,14 @@ class TargetView:
             "set_rng_state": lambda new_state, device="cuda": None,
             "current_stream": lambda device=None: stream, "default_stream": lambda device=None: stream,
             "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
+            "is_current_stream_capturing": lambda: False,       # an optimizer's step asks (CUDA graphs)
         }
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():
             setattr(torch.cuda, name, fn)
+        import torch.cuda.graphs as cuda_graphs            # torch 2.11's optimizer asks it there
+        self._saved_capturing = cuda_graphs.is_current_stream_capturing
+        cuda_graphs.is_current_stream_capturing = patches["is_current_stream_capturing"]
         self._saved_versions = (torch.version.hip, torch.version.cuda)
         if self.target.backend == "hip":
             torch.version.hip = "6.3.0"
@@ -215,6 +219,8 @@ class TargetView:
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)
+        import torch.cuda.graphs as cuda_graphs
+        cuda_graphs.is_current_stream_capturing = self._saved_capturing
         torch.version.hip, torch.version.cuda = self._saved_versions
         if self._saved_stream is None:
             del torch._C._cuda_getCurrentRawStream
