@@ -25,6 +25,7 @@ On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.ne
 from __future__ import annotations
 
 import contextlib
+import os
 import weakref
 from types import SimpleNamespace
 
@@ -167,7 +168,11 @@ class TargetView:
         # module.cuda(): a new Parameter of the converted tensor (a TargetTensor), not param.data = ...
         self._saved_overwrite = torch.__future__.get_overwrite_module_params_on_conversion()
         torch.__future__.set_overwrite_module_params_on_conversion(True)
+        self._saved_vendor = os.environ.get("GEMS_VENDOR")
+        if self._saved_vendor is None:    # FlagGems asks nvidia-smi for the vendor, else its variable
+            os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
         self._mode = mode = _OnTarget()
+        self._library = _library_twins(mode)
         self._mode.__enter__()
         # The autograd engine calls a custom Function's backward with no mode active (the mode
         # is popped while its handler runs Tensor.backward): the view again around each one.
@@ -217,6 +222,9 @@ class TargetView:
         for name, original in self._saved_backward.items():
             setattr(autograd_function.BackwardCFunction, name, original)
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
+        self._library()
+        if self._saved_vendor is None:
+            os.environ.pop("GEMS_VENDOR", None)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)
         import torch.cuda.graphs as cuda_graphs
@@ -227,6 +235,45 @@ class TargetView:
         else:
             torch._C._cuda_getCurrentRawStream = self._saved_stream
         return False
+
+
+def _library_twins(mode):
+    """Libraries that register their kernels as the GPU's implementations of ATen ops
+    (`torch.library.Library.impl(op, fn, "CUDA")`: FlagGems' `use_gems()`): the dispatcher sees the
+    view's tensors as the CPU's, so each such registration is made for the CPU key too, in a
+    library of the view's own, gone with the library's (or when the view is left). The kernel runs
+    inside the view (`mode`: the dispatcher calls it with none active). Returns the undo."""
+    from torch import library
+    impl, destroy = library.Library.impl, library.Library._destroy
+    twins: dict = {}
+
+    def impl_twice(lib, op_name, fn, dispatch_key="", *args, **kwargs):
+        out = impl(lib, op_name, fn, dispatch_key, *args, **kwargs)
+        twin = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU"}.get(dispatch_key)
+        if twin and getattr(lib, "kind", "") == "IMPL":
+            if id(lib) not in twins:
+                twins[id(lib)] = library.Library(lib.ns, "IMPL")
+            def in_view(*a, **k):
+                with mode:
+                    return fn(*a, **k)
+            with contextlib.suppress(Exception):       # a kernel the CPU key cannot take: the GPU's only
+                impl(twins[id(lib)], op_name, in_view, twin, *args, **kwargs)
+        return out
+
+    def destroy_both(lib):
+        shadow = twins.pop(id(lib), None)
+        if shadow is not None:
+            destroy(shadow)
+        return destroy(lib)
+
+    library.Library.impl, library.Library._destroy = impl_twice, destroy_both
+
+    def undo():
+        library.Library.impl, library.Library._destroy = impl, destroy
+        for shadow in twins.values():
+            destroy(shadow)
+        twins.clear()
+    return undo
 
 
 def driver_properties(target: Target) -> dict:

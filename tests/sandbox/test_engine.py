@@ -309,3 +309,20 @@ def test_a_library_on_an_amd_target(engine, snippet):
     assert r.ok, r.error
     assert {"_rms_norm_forward_kernel", "_rms_norm_backward_kernel"} <= {k.name for k in r.kernels}
     assert all("amdgcn" in k.stages for k in r.kernels)
+
+
+def test_a_library_registering_atens_cuda_kernels(engine, snippet):
+    """FlagGems' `use_gems()` registers its Triton kernels as ATen's CUDA implementations: in the
+    view the dispatcher sees CPU tensors, so the view makes each registration for the CPU key too
+    (inside the view): torch.softmax and layer_norm launch FlagGems' kernels, its autotune configs
+    each a launch."""
+    import importlib.util
+    if importlib.util.find_spec("flag_gems") is None:       # (importing it here raises: no GPU)
+        pytest.skip("flag_gems is not installed (make setup installs it)")
+    r = engine.compile(CompileRequest(source=snippet("training/flag_gems_ops.py"), filename="flag_gems_ops.py"),
+                       timeout=300)
+    assert r.ok, r.error
+    names = [k.name for k in r.kernels]
+    assert names[0] == "softmax_kernel_inner" and "layer_norm_persistent_kernel" in names, names
+    assert all(k.source_path.endswith(("flag_gems/ops/softmax.py", "flag_gems/ops/layernorm.py")) for k in r.kernels)
+    assert all(".target sm_90" in k.stages["ptx"] for k in r.kernels)
