@@ -18,7 +18,12 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
   with `requires_grad` stays a leaf (its `.grad` is filled); `module.cuda()` gives parameters on
   the target;
 - the small probes libraries make are answered: `torch.cuda.device(i).idx`, the RNG state,
-  `torch._C._cuda_getCurrentRawStream`, `x.get_device()`.
+  `torch._C._cuda_getCurrentRawStream`, `x.get_device()`, `is_current_stream_capturing` (an
+  optimizer's step), FlagGems' vendor (`GEMS_VENDOR`, where it would run nvidia-smi);
+- a library that registers its kernels as ATen's CUDA implementations (FlagGems' `use_gems()`)
+  has them run for the view's tensors (the CPU key gets the same kernels while the view lasts);
+- torch.compile is served by inspectors/compile/compiled.py, which leaves the view for the
+  tracing (`plain()`) and hands results back (`on_target()`).
 
 On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.needed`).
 """
