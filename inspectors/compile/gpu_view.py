@@ -119,6 +119,7 @@ class TargetView:
         d, props = self.device, self._props()
         stream = SimpleNamespace(cuda_stream=0, synchronize=lambda: None, query=lambda: True)
 
+        fake_key = torch._C._TorchDispatchModeKey.FAKE
         made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
 
         def on_target(t):
@@ -132,6 +133,8 @@ class TargetView:
 
         class _OnTarget(TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
+                if torch._C._get_dispatch_mode(fake_key) is not None:      # a tracer's fake tensors (Helion's):
+                    return func(*args, **(kwargs or {}))                  # their devices are theirs
                 kwargs = {k: (_on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])

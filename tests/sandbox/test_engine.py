@@ -326,3 +326,15 @@ def test_a_library_registering_atens_cuda_kernels(engine, snippet):
     assert names[0] == "softmax_kernel_inner" and "layer_norm_persistent_kernel" in names, names
     assert all(k.source_path.endswith(("flag_gems/ops/softmax.py", "flag_gems/ops/layernorm.py")) for k in r.kernels)
     assert all(".target sm_90" in k.stages["ptx"] for k in r.kernels)
+
+
+def test_a_helion_kernel_with_a_fixed_config(engine, snippet):
+    """Helion traces its kernel on fake tensors of the target (the view leaves a tracer's fake
+    tensors alone) and launches the Triton it writes: that launch is compiled for sm_90."""
+    pytest.importorskip("helion")
+    r = engine.compile(CompileRequest(source=snippet("training/helion_add.py"), filename="helion_add.py"),
+                       timeout=300)
+    assert r.ok, r.error
+    [k] = r.kernels
+    assert k.name == "_helion_add" and k.options["num_warps"] == 4 and k.options["num_stages"] == 2
+    assert "def _helion_add(" in k.stages["source"] and ".target sm_90" in k.stages["ptx"]
