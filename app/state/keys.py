@@ -102,7 +102,7 @@ BENCH_PREFIXES = ("bench-size-", "bench-providers-", "ref-")
 
 # ---- the Caches & torch.compile page -----------------------------------------------------------
 CACHES = ("tc_source", "tc_run_result", "tc_loaded", "tc_run", "tc_pick", "tc_example", "clear_results", "caches_mode",
-          "cache_query", "cache_pick", "cache_page", "cache_location", "cache_folder")
+          "tc_target", "tc_target_run", "tc_target_result", "tc_launch", "tc_follow", "cache_query", "cache_pick", "cache_page", "cache_location", "cache_folder")
 
 # ---- the Pass pipeline page --------------------------------------------------------------------
 PASSES = ("passes_request", "passes_result", "passes_target", "passes_kernel", "passes_source", "passes_query",

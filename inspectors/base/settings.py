@@ -3,6 +3,7 @@
 | variable                   | default                         | meaning                                   |
 |----------------------------|---------------------------------|-------------------------------------------|
 | TLENS_COMPILE_TIMEOUT      | 60                              | seconds a compile job may take            |
+| TLENS_COMPILE_TIMEOUT_PER_LAUNCH | 15                        | seconds more for each launch after the first (at most 20) |
 | TLENS_DEFAULT_TARGET       | cuda:90                         | target chosen when none is given          |
 | TLENS_TRITON_CACHE_DIR     | ~/.cache/triton-lens/triton     | Triton cache used by the compile worker   |
 | TLENS_WORKER_MEMORY_MB     | 8192                            | address-space limit of the worker         |
@@ -56,6 +57,7 @@ from pathlib import Path
 @dataclass(frozen=True)
 class Settings:
     compile_timeout_s: float
+    compile_timeout_per_launch_s: float
     default_target: str
     triton_cache_dir: Path
     worker_memory_mb: int
@@ -133,6 +135,7 @@ def _load(_env_key: tuple) -> Settings:
     cache = env("TLENS_TRITON_CACHE_DIR") or str(Path.home() / ".cache" / "triton-lens" / "triton")
     return Settings(
         compile_timeout_s=float(env("TLENS_COMPILE_TIMEOUT", "60")),
+        compile_timeout_per_launch_s=float(env("TLENS_COMPILE_TIMEOUT_PER_LAUNCH", "15")),
         default_target=env("TLENS_DEFAULT_TARGET", "cuda:90"),
         triton_cache_dir=Path(cache).expanduser(),
         worker_memory_mb=int(env("TLENS_WORKER_MEMORY_MB", "8192")),

@@ -20,8 +20,7 @@ fair queue in front of them, shared by every session of the server.
   Compile ten times cannot push the class back ten places. A session may have at most
   `TLENS_SESSION_JOBS` jobs waiting or running (default 2; one more is refused at once with an
   error of kind `busy`), and on a class server one of them running at a time.
-* **Where am I?** `on_wait(position, seconds)` is called while a job waits, about twice a
-  second: `position` = how many jobs will be served before it.
+* **Where am I?** `on_wait(position, seconds)`, about twice a second while a job waits.
 * **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
   another Triton version: its folder first on their PYTHONPATH, or another interpreter.
   `Engines` (engines.py) keeps one Engine per configured version and routes a request by its
@@ -63,7 +62,7 @@ from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue, sandbox_cpu
 from inspectors.compile.own import Gate, OwnSandboxes, memory_room
 from inspectors.compile.workers import (MAX_REPLY_BYTES, SCRATCH_FILES, OverQuota, Worker, await_reply,
-                                        restore_priority)
+                                        grown_by_launches, restore_priority)
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -310,7 +309,8 @@ class Engine(FairQueue):
             worker.proc.stdin.write(json.dumps(msg) + "\n")
             worker.proc.stdin.flush()
             worker.jobs += 1
-            reply = await_reply(worker, timeout, self.settings.scratch_mb)
+            reply = await_reply(worker, timeout, self.settings.scratch_mb,
+                                more := grown_by_launches(self.settings.compile_timeout_per_launch_s, job.fd))
             job_cpu = reply.pop("_job_cpu_s", None) if isinstance(reply, dict) else None
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
@@ -321,9 +321,9 @@ class Engine(FairQueue):
             tail = _output_tail(job)
             renew()
             return CompileResult(error=CompileError(
-                "timeout", f"compile took longer than {timeout:g} s and was stopped (the worker was replaced); "
-                f"does example() loop forever?", request.filename, None, tail),
-                seconds=time.perf_counter() - started)
+                "timeout", f"compile took longer than {timeout + more():g} s and was stopped (the worker was "
+                f"replaced); {journal.in_progress(job) or 'does example() loop forever?'}", request.filename,
+                None, tail), seconds=time.perf_counter() - started)
         except OverQuota as e:
             worker.stop()
             tail = _output_tail(job, 2000)

@@ -199,3 +199,17 @@ def recover(job: JobDir) -> tuple[tuple[KernelResult, ...], str | None]:
         except OSError:
             pass
     return tuple(kernels), running
+
+
+def in_progress(job: JobDir) -> str:
+    """What a job that ran past its limit was doing, in words ("" when it had begun no launch:
+    example() itself was running): the launch whose stage was running, else the last one begun."""
+    kernels, running = recover(job)
+    if not kernels:
+        return ""
+    k = kernels[-1]
+    if running:
+        label = stage_table.BY_NAME[running].label if running in stage_table.BY_NAME else running
+        return f"launch {k.launch + 1} ({k.name}) was stuck making its {label}"
+    return (f"it had begun {len(kernels)} launch(es), the last launch {k.launch + 1} ({k.name}), and no "
+            f"compiler stage was running")

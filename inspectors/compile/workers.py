@@ -138,16 +138,33 @@ SCRATCH_FILES = 50_000       # files and folders a sandbox's scratch may hold (i
 KEPT_SHARE = 4               # at an answer, the folder may hold a quarter of TLENS_SCRATCH_MB (a running job: all)
 
 
-def await_reply(worker: Worker, timeout: float, scratch_mb: int):
-    """The worker's answer; raises queue.Empty past `timeout`, OverQuota when a sandboxed job's
+MAX_EXTRA_LAUNCHES = 20       # the launches a compile's time limit grows by, at most
+
+
+def launches_begun(job_fd: int) -> int:
+    """The launches a job's worker has begun to compile: its `launch-N` folders (journal.begin),
+    listed through the job folder's descriptor (nothing followed)."""
+    try:
+        return sum(1 for name in os.listdir(job_fd) if name.startswith("launch-") and "." not in name)
+    except OSError:
+        return 0
+
+
+def grown_by_launches(per_launch_s: float, job_fd: int):
+    """The seconds a job's limit has grown by now: `per_launch_s` for each launch it has begun
+    after its first, for at most MAX_EXTRA_LAUNCHES of them (a job makes these folders itself)."""
+    return lambda: per_launch_s * min(MAX_EXTRA_LAUNCHES, max(0, launches_begun(job_fd) - 1))
+
+
+def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.0):
+    """The worker's answer; raises queue.Empty past `timeout` (plus `more()` seconds, asked as
+    the job runs: a job's limit grows with its launches), OverQuota when a sandboxed job's
     scratch folder is over its allowance: `scratch_mb` checked twice a second while the job
     runs, and a quarter of it once more when it has answered (what a job leaves there stays for
     the student's next jobs, as their Triton cache; an answer does not make it right)."""
-    if not worker.sandboxed:
-        return worker.lines.get(timeout=timeout)
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
     while True:
-        left = deadline - time.monotonic()
+        left = start + timeout + more() - time.monotonic()
         if left <= 0:
             raise queue.Empty
         try:
@@ -155,7 +172,8 @@ def await_reply(worker: Worker, timeout: float, scratch_mb: int):
         except queue.Empty:
             reply = queue.Empty
         running = reply is queue.Empty
-        problem = over_allowance(worker.folder, scratch_mb if running else scratch_mb // KEPT_SHARE)
+        problem = over_allowance(worker.folder, scratch_mb if running else scratch_mb // KEPT_SHARE) \
+            if worker.sandboxed else ""
         if problem:
             raise OverQuota(problem + (" while it ran" if running else " when it answered (what a sandbox keeps "
                                        "between compiles)") + "; it was stopped and your sandbox reset "
