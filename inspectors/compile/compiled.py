@@ -121,6 +121,7 @@ class CompiledOnTarget:
         self._graphs = 0
         self._by_seq: dict = {}
         self.guard_missing = ""
+        self._recorded_now: list = []       # the launches of the graph Inductor is compiling
 
     # ---------------------------------------------------------------- entering, leaving
     def _set(self, obj, name, value):
@@ -210,19 +211,25 @@ class CompiledOnTarget:
 
         def autotune(selector, name, input_nodes, layout, input_gen_fns, choices, *args, **kwargs):
             templates = [c for c in choices if isinstance(c, select_algorithm.TritonTemplateCaller)]
-            saved = self.record
-            for j, choice in enumerate(templates):       # each candidate compiled, so recorded
-                def tagged(launch, j=j, choice=choice):
+            by_file = {getattr(c.bmreq, "module_path", None): (j, c) for j, c in enumerate(templates)}
+
+            def tag(launch):                         # a candidate's launch: labelled as one
+                code = getattr(getattr(launch.fn, "fn", None), "__code__", None)
+                j, choice = by_file.get(getattr(code, "co_filename", None), (None, None))
+                if choice is not None:
                     launch.label = (f"{launch.fn.__name__} · max-autotune candidate {j + 1} of {len(templates)} "
                                     f"for {name} (the GPU times them to choose): {choice.description}")
                     launch.origin = {"kernel": launch.fn.__name__, "category": "template", "autotune": name,
                                      "candidate": j + 1, "candidates": len(templates)}
-                    saved(launch)
-                self.record = tagged
-                try:
+            for launch in self._recorded_now:       # those Inductor precompiled before asking for timings
+                tag(launch)
+            saved = self.record
+            self.record = lambda launch: (tag(launch), saved(launch))
+            try:
+                for choice in templates:             # each candidate compiled, so recorded
                     choice.precompile()
-                finally:
-                    self.record = saved
+            finally:
+                self.record = saved
             # the choice: the first Triton candidate stands for the one a timing would pick
             first = templates[0] if templates else None
             return {choice: (0.0 if choice is first else float(i + 1)) for i, choice in enumerate(choices)}
@@ -282,7 +289,7 @@ class CompiledOnTarget:
         from torch._inductor.compile_fx import compile_fx_inner
         self._graphs += 1
         which = "backward" if kwargs.get("is_backward") else ("inference" if kwargs.get("is_inference") else "forward")
-        recorded: list = []
+        recorded = self._recorded_now = []
         saved, self.record = self.record, recorded.append
         try:
             # a backward graph is compiled from the autograd engine, inside the view: left here
