@@ -338,3 +338,17 @@ def test_a_helion_kernel_with_a_fixed_config(engine, snippet):
     [k] = r.kernels
     assert k.name == "_helion_add" and k.options["num_warps"] == 4 and k.options["num_stages"] == 2
     assert "def _helion_add(" in k.stages["source"] and ".target sm_90" in k.stages["ptx"]
+
+
+def test_a_driver_importing_transformers(engine, snippet):
+    """transformers imported for real (its lazy modules in sys.modules), a Liger op forward and
+    backward on a LlamaConfig's sizes: both kernels compiled, and the worker serves the next job."""
+    pytest.importorskip("transformers")
+    pytest.importorskip("liger_kernel")
+    r = engine.compile(CompileRequest(source=snippet("training/transformers_driver.py"),
+                                      filename="transformers_driver.py"), timeout=300)
+    assert r.ok, r.error
+    assert [k.name for k in r.kernels] == ["_rms_norm_forward_kernel", "_rms_norm_backward_kernel"]
+    assert "transformers 4.57.6" in r.output
+    again = engine.compile(CompileRequest(source=snippet("vadd.py"), filename="vadd.py"), timeout=120)
+    assert again.ok, again.error
