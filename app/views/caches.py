@@ -336,7 +336,7 @@ def _tc_on_target(settings: settings_mod.Settings) -> None:
     model_lines.render(result, kernel, source, TC_FILE, launch_key="tc_launch")
     insight = services.insight(kernel, TC_FILE)
     smap = insight.source_map
-    chosen = [s for s in ("source", "ttgir", "ptx", "amdgcn") if s in kernel.stages][:3]
+    chosen = [s for s in ("source", "ttgir", stages.machine_stage(kernel.stages)) if s in kernel.stages]
     panels.render_panels(kernel, chosen, smap, sorted(smap.python_to_stage()), "tc_follow",
                          st.session_state.get("tc_follow"))
 
