@@ -27,6 +27,12 @@ stages they made (`stages`), the failing launch's `error` in it, and `error` nam
 failing `stage` and, for a tool, the `command` that reproduces it. Exit 2 is a usage error
 of the CLI itself.
 
+`--jsonl` streams one JSON object per line as the compile goes, for tools: `{"event":
+"launches", "labels": [...], "example_s"}` once example() has run, `{"event": "kernel",
+"launch", "seconds", "kernel": {...}}` as each launch is compiled (its stages, without the
+insight keys and the SASS, which come with the result), then `{"event": "result", ...}`, the
+`--json` object (or `{"event": "result", "error": {...}}`).
+
 `diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
 options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
 with launch i of B. `--json` prints `{"a": {...}, "b": {...}, "launches": [{"launch",
@@ -70,6 +76,8 @@ def add_commands(sub) -> None:
     c.add_argument("--triton", metavar="VERSION", help="a configured Triton version (default: the server's own)")
     c.add_argument("--timeout", type=float, help="seconds (default 60, TLENS_COMPILE_TIMEOUT)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--jsonl", action="store_true", help="stream JSON lines: the launches, each one as it is "
+                   "compiled, then the --json object as {\"event\": \"result\", ...}")
     c.add_argument("--stage", default="ptx", help="stage to print without --json (default ptx)")
 
     d = sub.add_parser("diff", help="compare two compiles: two files, or one file with two option sets")

@@ -44,11 +44,12 @@ def prewarm_own(user: str) -> None:
         presence.seen(lens().engines, who(), user, st.context.ip_address or "")
 
 
-def compile_kernel(request: CompileRequest, timeout: float) -> CompileResult:
-    """A compile for this session, its wait shown; its key, hit and page time kept for the page."""
+def compile_kernel(request: CompileRequest, timeout: float, on_progress: Callable | None = None) -> CompileResult:
+    """A compile for this session, its wait shown (and, with `on_progress`, its launches as they
+    are compiled: app/widgets/streaming.py); its key, hit and page time kept for the page."""
     reporter = queue_line.reporter(lens().engine().size)
     try:
-        done = lens().compile(request, who(), timeout, on_wait=reporter)
+        done = lens().compile(request, who(), timeout, on_wait=reporter, on_progress=on_progress)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = done.seconds

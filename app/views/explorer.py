@@ -33,7 +33,7 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import compile_options, model_lines, panels, present, profile_view, tables, workspace_box
+from app.widgets import compile_options, model_lines, panels, present, profile_view, streaming, tables, workspace_box
 from app.render.text import code_span, plain
 from inspectors.explain import diff
 from inspectors.session import files as session_files
@@ -164,13 +164,16 @@ def compile_if_asked(asked: bool, pending, settings) -> CompileResult | None:
     request = ss.get(keys.COMPILE_REQUEST)
     if request is None:
         return None
-    # a spinner, gone when done: the panels take its place (a failure says so below)
+    # a spinner, gone when done: the panels take its place (a failure says so below); below
+    # it, the launches as they are compiled and the first one's stages (a library op's fifty)
+    preview = streaming.Preview(files.filename())
     with st.spinner(f"Compiling for {targets.parse(request.target).label}…"):
         try:
-            result = services.compile_kernel(request, float(ss[keys.TIMEOUT]))
+            result = services.compile_kernel(request, float(ss[keys.TIMEOUT]), on_progress=preview)
         except Exception:
             ss.pop(keys.COMPILE_REQUEST, None)
             raise
+    preview.done()
 
     def _store(request=request, result=result):
         ss[keys.RESULT] = result

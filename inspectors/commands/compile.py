@@ -17,6 +17,8 @@ from inspectors.session.lens import Lens
 
 def cmd_compile(args) -> int:
 
+    if args.jsonl:
+        args.json = True
     settings = settings_mod.load()
     target = args.target or settings.default_target
     try:
@@ -36,19 +38,41 @@ def cmd_compile(args) -> int:
                              analysis_s=60.0 if args.json else 0.0, files=files, package=package)
     lens = Lens(settings, cache=False, workers=1)
     try:
-        result = lens.compile(request, timeout=args.timeout).result
+        result = lens.compile(request, timeout=args.timeout, on_progress=_stream() if args.jsonl else None).result
     finally:
         lens.close()
+    head = {"event": "result"} if args.jsonl else {}
     if result.error and not result.partial:
+        if args.jsonl:
+            print(json.dumps({**head, "error": error_json(result.error)}))
+            return 1
         return fail(result.error, args.json)
     if args.json:
-        data = _json(result, args.file.name)
+        data = {**head, **_json(result, args.file.name)}
         if result.partial:
             data["error"] = error_json(result.error)
         print(json.dumps(data))
         return 1 if result.partial else 0
     _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0
+
+
+def _stream():
+    """`--jsonl`'s events as the job goes: the launches once example() has run, then each launch
+    as it is compiled (journal.Progress), one JSON object per line, flushed."""
+    told: set = set()
+
+    def on_progress(progress) -> None:
+        if -1 not in told and progress.total:
+            told.add(-1)
+            print(json.dumps({"event": "launches", "labels": list(progress.labels),
+                              "example_s": progress.example_s}), flush=True)
+        for i in sorted(set(progress.kernels) - told):
+            told.add(i)
+            kernel = {k: v for k, v in progress.kernels[i].to_json().items() if k not in ("cubin", "analysis")}
+            print(json.dumps({"event": "kernel", "launch": i, "seconds": round(progress.seen_s[i], 3),
+                              "kernel": kernel}), flush=True)
+    return on_progress
 
 
 def _json(result: CompileResult, filename: str) -> dict:

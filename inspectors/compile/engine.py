@@ -54,7 +54,7 @@ from typing import Callable
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
-from inspectors.base.result import CompileRequest, CompileResult, bound_text, bounded, timings_of
+from inspectors.base.result import CompileRequest, CompileResult, bounded, timings_of
 from inspectors.base import sandbox, scratch
 from inspectors.base.versions import TritonEnv
 from inspectors.compile import journal
@@ -226,7 +226,8 @@ class Engine(FairQueue):
     # -- the queue ------------------------------------------------------------------------------
 
     def compile(self, request: CompileRequest, timeout: float | None = None, session: str = "",
-                on_wait: Callable[[int, float], None] | None = None) -> CompileResult:
+                on_wait: Callable[[int, float], None] | None = None,
+                on_progress: Callable[[journal.Progress], None] | None = None) -> CompileResult:
         timeout = self.settings.compile_timeout_s if timeout is None else timeout
         if self.settings.class_mode:       # a class server's limit is the server's: a student cannot raise it
             timeout = min(timeout, self.settings.compile_timeout_s)
@@ -237,6 +238,7 @@ class Engine(FairQueue):
                 "queued. Wait for them to finish, then press Compile again.", request.filename, None))
         try:
             slot = self._wait_turn(ticket, on_wait)
+            ticket.on_progress = on_progress
             result = self._run(slot, request, timeout, ticket)
             return dataclasses.replace(result, timings={
                 **result.timings, "queue_s": round(ticket.started - ticket.enqueued, 4),
@@ -310,7 +312,8 @@ class Engine(FairQueue):
             worker.proc.stdin.flush()
             worker.jobs += 1
             reply = await_reply(worker, timeout, self.settings.scratch_mb,
-                                more := grown_by_launches(self.settings.compile_timeout_per_launch_s, job.fd))
+                                more := grown_by_launches(self.settings.compile_timeout_per_launch_s, job.fd),
+                                journal.streamer(job, ticket.on_progress))
             job_cpu = reply.pop("_job_cpu_s", None) if isinstance(reply, dict) else None
             if isinstance(reply, dict) and isinstance(reply.get("_cpu_s"), (int, float)):
                 worker.cpu_s = float(reply.pop("_cpu_s"))
@@ -318,7 +321,7 @@ class Engine(FairQueue):
                 worker.clean = False       # the file replaced some of the worker's own code: not reused
         except queue.Empty:
             worker.stop()
-            tail = _output_tail(job)
+            tail = journal.output_tail(job)
             renew()
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout + more():g} s and was stopped (the worker was "
@@ -326,7 +329,7 @@ class Engine(FairQueue):
                 None, tail), seconds=time.perf_counter() - started)
         except OverQuota as e:
             worker.stop()
-            tail = _output_tail(job, 2000)
+            tail = journal.output_tail(job, 2000)
             renew()
             return CompileResult(error=CompileError("limit", str(e), request.filename, None, tail),
                                  seconds=time.perf_counter() - started)
@@ -352,7 +355,7 @@ class Engine(FairQueue):
             renew()
         if reply is None:
             kernels, stage = journal.recover(job)
-            output = _output_tail(job)
+            output = journal.output_tail(job)
             label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
             where = f" while making {label}" if stage else " while running the file"
             error = CompileError("crash", f"the compile worker died ({sandbox.describe_exit(code)}){where}; it was restarted",
@@ -433,18 +436,3 @@ class Engine(FairQueue):
 RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced
 PROTECT_S = 120.0        # an own sandbox that compiled this recently is not taken for another student
 
-
-def _output_tail(job: journal.JobDir, limit: int = 8000) -> str:
-    """The end of what the job printed, then of what the compiler printed while launch N compiled
-    (`diagnostics-N.txt`: an LLVM abort's message); only the job's own regular files (JobDir)."""
-    parts = []
-    try:
-        diags = sorted(n for n in os.listdir(job.fd) if n.startswith("diagnostics-") and n.endswith(".txt"))[:64]
-    except OSError:
-        diags = []
-    for name in ("output.txt", *diags):
-        try:
-            parts.append(journal.read_at(job.fd, (name,), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:])
-        except OSError:
-            pass
-    return bound_text("\n".join(p for p in parts if p)[-limit:], limit, 2000)

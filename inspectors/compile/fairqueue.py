@@ -59,6 +59,7 @@ class Ticket:
         self.start_s = 0.0                    # how long it waited for that worker to start
         self.sent: float | None = None        # when the job was sent to the worker
         self.job = None                       # its journal.JobDir (has a launch begun?)
+        self.on_progress = None               # told of its launches as they are done (journal.streamer)
         self.cpu0: float | None = None        # its sandbox's CPU seconds when it was sent (sandbox_cpu)
         self.watch: str | None = None         # detached and lowered before its first launch: "launch"
                                               # (watched for one), then "detach" (its share back until OWN_DETACH_S)

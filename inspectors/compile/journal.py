@@ -8,6 +8,10 @@ recorder). An LLVM abort while making LLVM IR leaves `stage.ttir`, `stage.ttgir`
 `running` = `llir`:
 
     kernels, stage = recover(job)         # (KernelResult per launch, "llir"); job: a JobDir
+
+Streamed as the job goes: once example() has run, `launches.json` lists every launch it made
+(`listed`), and each launch's whole result is `launch-N.answer.json` as soon as it is compiled
+(`answered`); the engine reads them while the job runs (`Stream`), the page shows the first.
 """
 from __future__ import annotations
 
@@ -16,10 +20,12 @@ import json
 import os
 import secrets
 import stat
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
-from inspectors.base.result import ArgSpec, KernelResult
+from inspectors.base.result import ArgSpec, CompileResult, KernelResult, bound_text, bounded
 from inspectors.base.targets import parse as parse_target
 
 
@@ -32,6 +38,17 @@ def begin(job_dir: Path, index: int, kernel: KernelResult) -> Path:
         "args": [a.__dict__ for a in kernel.args], "launch": kernel.launch, "label": kernel.label,
         "source": kernel.stages.get("source", "")}))
     return folder
+
+
+def listed(job_dir: Path, labels: list[str], example_s: float) -> None:
+    """Every launch example() made (its label), before any is compiled; `example_s`: what
+    loading the file and running example() took."""
+    (job_dir / "launches.json").write_text(json.dumps({"labels": labels, "example_s": example_s}))
+
+
+def answered(job_dir: Path, index: int, data: dict) -> None:
+    """Launch `index` done: `{"kernel": KernelResult JSON}` or `{"error": CompileError JSON}`."""
+    (job_dir / f"launch-{index}.answer.json").write_text(json.dumps(data))
 
 
 def running(folder: Path, stage: str | None) -> None:
@@ -201,6 +218,81 @@ def recover(job: JobDir) -> tuple[tuple[KernelResult, ...], str | None]:
     return tuple(kernels), running
 
 
+MAX_STREAMED_BYTES = 48 << 20      # a job's answers read while it runs, all together
+
+
+@dataclass
+class Progress:
+    """A running job as the page sees it: the launches example() made (labels; empty until it
+    has run), and those compiled so far (launch index -> its result, without the analysis
+    the job adds at its end). `example_s`: loading the file and running example(); `seen_s`:
+    when the server saw each launch done, in seconds since the job was sent."""
+    labels: tuple[str, ...] = ()
+    example_s: float | None = None
+    kernels: dict[int, KernelResult] = field(default_factory=dict)
+    seen_s: dict[int, float] = field(default_factory=dict)
+    listed_s: float | None = None
+
+    @property
+    def total(self) -> int:
+        return len(self.labels)
+
+    def first(self) -> KernelResult | None:
+        """The earliest launch compiled so far."""
+        return self.kernels[min(self.kernels)] if self.kernels else None
+
+
+class Stream:
+    """What a running job has finished, read through its folder's descriptor (JobDir) with a
+    budget of its own (MAX_STREAMED_BYTES; the recovery after a crash keeps its own): each
+    answer is read once, bounded as the final result is, and one that cannot be read is
+    skipped (the final answer says what happened). `poll()` -> the Progress if something new
+    came since the last poll, else None."""
+
+    def __init__(self, job: JobDir, started: float | None = None):
+        self.job, self.started = job, time.monotonic() if started is None else started
+        self.progress = Progress()
+        self.budget = MAX_STREAMED_BYTES
+        self._read: set[int] = set()
+
+    def _file(self, name: str, limit: int) -> bytes:
+        data = read_at(self.job.fd, (name,), min(limit, self.budget))
+        self.budget -= len(data)
+        return data
+
+    def poll(self) -> Progress | None:
+        if self.budget <= 0:
+            return None
+        new = False
+        try:
+            names = os.listdir(self.job.fd)
+        except OSError:
+            return None
+        now = time.monotonic() - self.started
+        if not self.progress.labels and "launches.json" in names:
+            try:
+                meta = json.loads(self._file("launches.json", 1 << 20))
+                labels = tuple(bound_text(str(x), 1000) for x in meta["labels"][:MAX_LAUNCHES])
+                example_s = meta.get("example_s")
+                self.progress.example_s = float(example_s) if isinstance(example_s, (int, float)) else None
+                self.progress.labels, self.progress.listed_s, new = labels, now, True
+            except (OSError, ValueError, KeyError, TypeError, RecursionError):
+                self._read.add(-1)
+        for name in names:
+            head, _, tail = name.partition(".")
+            n = _launch_number(head)
+            if n is None or tail != "answer.json" or n in self._read or n >= MAX_LAUNCHES:
+                continue
+            self._read.add(n)
+            try:
+                data = json.loads(self._file(name, MAX_FILE_BYTES))
+                kernel = bounded(CompileResult(kernels=(KernelResult.from_json(data["kernel"]),))).kernels[0]
+            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+                continue
+            self.progress.kernels[n], self.progress.seen_s[n], new = kernel, now, True
+        return self.progress if new else None
+
+
 def in_progress(job: JobDir) -> str:
     """What a job that ran past its limit was doing, in words ("" when it had begun no launch:
     example() itself was running): the launch whose stage was running, else the last one begun."""
@@ -213,3 +305,38 @@ def in_progress(job: JobDir) -> str:
         return f"launch {k.launch + 1} ({k.name}) was stuck making its {label}"
     return (f"it had begun {len(kernels)} launch(es), the last launch {k.launch + 1} ({k.name}), and no "
             f"compiler stage was running")
+
+
+def output_tail(job: JobDir, limit: int = 8000) -> str:
+    """The end of what the job printed, then of what the compiler printed while launch N compiled
+    (`diagnostics-N.txt`: an LLVM abort's message); only the job's own regular files."""
+    parts = []
+    try:
+        diags = sorted(n for n in os.listdir(job.fd) if n.startswith("diagnostics-") and n.endswith(".txt"))[:64]
+    except OSError:
+        diags = []
+    for name in ("output.txt", *diags):
+        try:
+            parts.append(read_at(job.fd, (name,), 4 * limit, tail=True).decode("utf-8", "replace")[-limit:])
+        except OSError:
+            pass
+    return bound_text("\n".join(p for p in parts if p)[-limit:], limit, 2000)
+
+
+def streamer(job: JobDir, on_progress):
+    """What await_reply calls while the job runs: the launches done since its last call passed
+    to `on_progress` (None: nothing streamed). A callback that raises is not called again (the
+    page that asked went away); the job goes on."""
+    if on_progress is None:
+        return None
+    stream = Stream(job)
+
+    def tick() -> None:
+        nonlocal on_progress
+        progress = stream.poll() if on_progress is not None else None
+        if progress is not None:
+            try:
+                on_progress(progress)
+            except BaseException:  # noqa: BLE001 - the caller's own (a page's rerun): the job goes on
+                on_progress = None
+    return tick

@@ -23,7 +23,7 @@ from typing import Callable
 from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import KernelResult
-from inspectors.compile import loading
+from inspectors.compile import journal, loading
 
 
 def cores() -> int:
@@ -50,7 +50,7 @@ def compile_forked(n: int, job_dir: Path, filename: str, compile_one: Callable[[
             sys.stderr.flush()
             pid = os.fork()
             if pid == 0:                     # the child: compile launch i, write its answer, leave
-                _answer(_path(job_dir, i), filename, lambda i=i: compile_one(i))
+                _answer(job_dir, i, filename, lambda i=i: compile_one(i))
             running[pid] = i
         pid, status = os.wait()
         if pid in running:
@@ -76,9 +76,10 @@ def _path(job_dir: Path, i: int) -> Path:
     return job_dir / f"launch-{i}.answer.json"
 
 
-def _answer(path: Path, filename: str, compile_one: Callable[[], KernelResult]) -> None:
-    """In a forked child: `compile_one()`'s kernel, or the error it raised, as JSON at `path`;
-    then the child ends at once (no atexit handler, nothing of the parent's flushed twice)."""
+def _answer(job_dir: Path, i: int, filename: str, compile_one: Callable[[], KernelResult]) -> None:
+    """In a forked child: `compile_one()`'s kernel, or the error it raised, as launch i's answer
+    (journal.answered, which the engine streams to the page); then the child ends at once (no
+    atexit handler, nothing of the parent's flushed twice)."""
     try:
         try:
             data = {"kernel": compile_one().to_json()}
@@ -87,7 +88,7 @@ def _answer(path: Path, filename: str, compile_one: Callable[[], KernelResult]) 
         except BaseException as e:  # noqa: BLE001 - what the worker's one-process loop reports
             data = {"error": CompileError("runtime", f"{type(e).__name__}: {e}", filename, None,
                                           traceback.format_exc()).to_json()}
-        path.write_text(json.dumps(data))
+        journal.answered(job_dir, i, data)
         sys.stdout.flush()
         sys.stderr.flush()
     finally:

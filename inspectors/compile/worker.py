@@ -132,6 +132,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                     raise loading.JobError(CompileError("usage", f"no launch of kernel {req.kernel!r}; kernels in the file: "
                                                  f"{', '.join(sorted(jitted))}", filename))
             launches = [shim.apply_overrides(l, req.num_warps, req.num_stages, req.constexprs) for l in launches]
+            journal.listed(job_dir, [l.label or l.fn.__name__ for l in launches], time.perf_counter() - started)
             kernels = compile_launches(shim, launches, gtarget, target, req, path, output_path)
             # a later stage failed in some launch: every launch is returned with what it made,
             # and the first failure is the result's error too (so `ok` is False)
@@ -216,7 +217,10 @@ def compile_launches(shim, launches, gtarget, target, req, path: Path, output_pa
     if parallel.worth_forking(len(launches), req.pass_dump):
         return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _finish(
             *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)))
-    pending = [_compile_one(shim, l, gtarget, target, req, i, path, output_path) for i, l in enumerate(launches)]
+    pending = []
+    for i, launch in enumerate(launches):
+        pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
+        journal.answered(output_path.parent, i, {"kernel": pending[-1][0].to_json()})   # streamed: its SASS comes after
     return [_finish(kernel, sass) for kernel, sass in pending]
 
 

@@ -156,19 +156,20 @@ def grown_by_launches(per_launch_s: float, job_fd: int):
     return lambda: per_launch_s * min(MAX_EXTRA_LAUNCHES, max(0, launches_begun(job_fd) - 1))
 
 
-def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.0):
+def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.0, tick=None):
     """The worker's answer; raises queue.Empty past `timeout` (plus `more()` seconds, asked as
     the job runs: a job's limit grows with its launches), OverQuota when a sandboxed job's
     scratch folder is over its allowance: `scratch_mb` checked twice a second while the job
     runs, and a quarter of it once more when it has answered (what a job leaves there stays for
-    the student's next jobs, as their Triton cache; an answer does not make it right)."""
+    the student's next jobs, as their Triton cache; an answer does not make it right).
+    `tick()`, if given, is called about five times a second while the job runs (the stream)."""
     start = time.monotonic()
     while True:
         left = start + timeout + more() - time.monotonic()
         if left <= 0:
             raise queue.Empty
         try:
-            reply = worker.lines.get(timeout=min(0.5, left))
+            reply = worker.lines.get(timeout=min(0.2 if tick else 0.5, left))
         except queue.Empty:
             reply = queue.Empty
         running = reply is queue.Empty
@@ -180,6 +181,8 @@ def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.
                             "(TLENS_SCRATCH_MB)")
         if reply is not queue.Empty:
             return reply
+        if tick is not None:
+            tick()
 
 
 def over_allowance(folder: Path, scratch_mb: int) -> str:

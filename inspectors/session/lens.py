@@ -3,7 +3,8 @@ and the result cache every caller shares (the same kernel, options, target and T
 once for a class), bounded in memory and on disk.
 
     lens = Lens(settings)
-    done = lens.compile(CompileRequest(source, filename="k.py"), who="session:ab12")
+    done = lens.compile(CompileRequest(source, filename="k.py"), who="session:ab12",
+                        on_progress=lambda p: print(len(p.kernels), "of", p.total))   # as they come
     done.result.kernels[0].stages["ptx"]; done.hit      # True: another caller compiled it first
 
 A result lives as one CompileResult object in memory, shared by every caller; its JSON is made
@@ -23,6 +24,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.compile.engine import Engine
 from inspectors.compile.engines import Engines
+from inspectors.compile.journal import Progress
 from inspectors.store.results import CacheSize, ResultCache, request_key
 
 # Results made by another version of the worker (or of the analysis it runs) may lack what this
@@ -103,10 +105,13 @@ class Lens:
     # -- compiling --------------------------------------------------------------------------------
 
     def compile(self, request: CompileRequest, who: str = "", timeout: float | None = None,
-                on_wait: Callable[[int, float], None] | None = None) -> Compiled:
+                on_wait: Callable[[int, float], None] | None = None,
+                on_progress: Callable[[Progress], None] | None = None) -> Compiled:
         """`request` compiled for `who` (the fair queue's identity), or the cached result of an
         equal request. The worker analyses what it compiled within the settings' analysis
-        budget (insights.insight reads it)."""
+        budget (insights.insight reads it). `on_progress(Progress)`: the launches example() made
+        and each one compiled, as the job runs (not called for a cached result, nor for one
+        another caller is compiling)."""
         t0 = time.perf_counter()
         try:
             pool = self.engines.get(request.triton_version)
@@ -117,7 +122,7 @@ class Lens:
             request = dataclasses.replace(request, analysis_s=self.settings.analysis_budget_s)
 
         def run() -> CompileResult:
-            return pool.compile(request, timeout=timeout, session=who, on_wait=on_wait)
+            return pool.compile(request, timeout=timeout, session=who, on_wait=on_wait, on_progress=on_progress)
         if self.results is None:
             return Compiled(run(), False, time.perf_counter() - t0)
         # The version the request is routed to, as configured: what a worker reports is missing
