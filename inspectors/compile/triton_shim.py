@@ -189,8 +189,9 @@ def _patch_autotuner(recorder: LaunchRecorder):
         # as Triton's run: arguments by name (early_config_prune reads them), best_config set after
         self.nargs = dict(zip(self.arg_names, args))
         configs = self.prune_configs(kwargs) if len(self.configs) > 1 else self.configs
+        kept = f" ({len(configs)} of {len(self.configs)} kept by its pruning)" if len(configs) < len(self.configs) else ""
         for i, config in enumerate(configs):
-            recorder._label_prefix = f"autotune config {i + 1}/{len(configs)}: {config}"
+            recorder._label_prefix = f"autotune config {i + 1}/{len(configs)}{kept}: {config}"
             merged = {**kwargs, **config.all_kwargs()}
             self.fn.run(*args, **merged)
         recorder._label_prefix = ""

@@ -162,7 +162,8 @@ def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.
     scratch folder is over its allowance: `scratch_mb` checked twice a second while the job
     runs, and a quarter of it once more when it has answered (what a job leaves there stays for
     the student's next jobs, as their Triton cache; an answer does not make it right).
-    `tick()`, if given, is called about five times a second while the job runs (the stream)."""
+    `tick()`, if given, is called about five times a second while the job runs, and once
+    when it has answered (the stream)."""
     start = time.monotonic()
     while True:
         left = start + timeout + more() - time.monotonic()
@@ -179,10 +180,10 @@ def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.
             raise OverQuota(problem + (" while it ran" if running else " when it answered (what a sandbox keeps "
                                        "between compiles)") + "; it was stopped and your sandbox reset "
                             "(TLENS_SCRATCH_MB)")
+        if tick is not None:
+            tick()                  # once more with the answer: every launch is streamed
         if reply is not queue.Empty:
             return reply
-        if tick is not None:
-            tick()
 
 
 def over_allowance(folder: Path, scratch_mb: int) -> str:

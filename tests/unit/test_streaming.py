@@ -1,0 +1,109 @@
+"""A compile's launches streamed as they are done (inspectors/compile/journal.py's Stream, the
+engine's `on_progress`, `tlens compile --jsonl`): every launch listed once example() has run,
+each compiled launch seen before the job ends and equal to the final result's, what a job
+writes read through its folder's descriptor within a budget (a link, a malformed or an
+oversized answer is skipped), and a callback that raises leaves the compile whole."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspectors.base.result import CompileRequest, KernelResult
+from inspectors.compile import journal
+
+ROOT = Path(__file__).resolve().parents[2]
+SNIPPETS = ROOT / "tests" / "snippets"
+
+
+def _kernel(i: int) -> KernelResult:
+    return KernelResult(f"k{i}", "cuda:90", {"num_warps": 4}, (), {"source": f"# {i}\n", "ptx": f"// {i}\n"}, launch=i)
+
+
+def test_stream_reads_each_answer_once_and_skips_what_it_cannot_trust(tmp_path, monkeypatch):
+    job = journal.JobDir.create(tmp_path)
+    try:
+        stream = journal.Stream(job)
+        assert stream.poll() is None                          # nothing yet
+        journal.listed(job.path, ["a", "b", "c", "d"], 0.25)
+        p = stream.poll()
+        assert p.labels == ("a", "b", "c", "d") and p.total == 4 and p.example_s == 0.25 and not p.kernels
+        journal.answered(job.path, 2, {"kernel": _kernel(2).to_json()})
+        p = stream.poll()
+        assert sorted(p.kernels) == [2] and p.first() == _kernel(2)
+        assert stream.poll() is None                          # nothing new: no call
+        # another student's file linked in, a malformed answer, an error answer: skipped
+        other = tmp_path / "other.json"
+        other.write_text(json.dumps({"kernel": _kernel(0).to_json()}))
+        os.symlink(other, job.path / "launch-0.answer.json")
+        (job.path / "launch-1.answer.json").write_text("{not json")
+        journal.answered(job.path, 3, {"error": {"kind": "compile", "message": "x"}})
+        assert stream.poll() is None
+        journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})    # read once: already skipped
+        assert stream.poll() is None
+    finally:
+        job.close()
+
+
+def test_stream_budget_bounds_what_the_server_reads(tmp_path, monkeypatch):
+    monkeypatch.setattr(journal, "MAX_STREAMED_BYTES", 4000)
+    job = journal.JobDir.create(tmp_path)
+    try:
+        stream = journal.Stream(job)
+        big = dict(_kernel(0).to_json(), stages={"source": "x" * 10_000})
+        journal.answered(job.path, 0, {"kernel": big})
+        assert stream.poll() is None and stream.budget <= 0   # cut at the budget: unreadable, skipped
+        journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})
+        assert stream.poll() is None                          # the budget is spent
+    finally:
+        job.close()
+
+
+def test_engine_streams_each_launch_before_the_job_ends(engine, tmp_path, monkeypatch):
+    """An autotuner's 8 configs: listed at once, each one seen while the job still runs (the
+    callback is called only then), its stages and label those of the final result."""
+    path = SNIPPETS / "autotune_matmul.py"
+    seen = []
+    result = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False), timeout=300,
+                            on_progress=lambda p: seen.append((p.total, dict(p.kernels))))
+    assert result.ok, result.error
+    assert seen and all(total == 8 for total, _ in seen)
+    streamed = seen[-1][1]
+    assert sorted(streamed) == list(range(8))
+    for i, k in streamed.items():
+        assert k.stages["ptx"] == result.kernels[i].stages["ptx"] and k.label == result.kernels[i].label
+
+
+def test_a_callback_that_raises_leaves_the_compile_whole(engine):
+    calls = []
+
+    def on_progress(p):
+        calls.append(p.total)
+        raise RuntimeError("the page went away")
+    path = SNIPPETS / "autotune_prune.py"
+    result = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False), timeout=300,
+                            on_progress=on_progress)
+    assert result.ok and len(result.kernels) == 3 and calls == [3]     # called once, then not again
+
+
+def test_cli_jsonl_streams_launches_kernels_then_the_result(tmp_path):
+    env = {**os.environ, "TLENS_TRITON_CACHE_DIR": str(tmp_path / "cache")}
+    p = subprocess.run([sys.executable, "-m", "inspectors", "compile", str(SNIPPETS / "autotune_prune.py"), "--jsonl"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    events = [json.loads(line) for line in p.stdout.splitlines()]
+    assert events[0]["event"] == "launches" and len(events[0]["labels"]) == 3
+    kernels = [e for e in events if e["event"] == "kernel"]
+    assert sorted(e["launch"] for e in kernels) == [0, 1, 2]
+    assert all(".entry copy_kernel" in e["kernel"]["stages"]["ptx"] and "cubin" not in e["kernel"] for e in kernels)
+    assert events[-1]["event"] == "result" and len(events[-1]["kernels"]) == 3
+    assert events[-1]["kernels"][0]["stages"]["ptx"] == next(e for e in kernels if e["launch"] == 0)["kernel"]["stages"]["ptx"]
+
+
+def test_cli_jsonl_error_is_one_result_line():
+    p = subprocess.run([sys.executable, "-m", "inspectors", "compile", str(SNIPPETS / "syntax_error.py"), "--jsonl"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    events = [json.loads(line) for line in p.stdout.splitlines()]
+    assert p.returncode == 1 and events[-1]["event"] == "result" and events[-1]["error"]["kind"] == "syntax"
