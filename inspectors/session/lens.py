@@ -70,6 +70,7 @@ class Lens:
         self.settings = settings or settings_mod.load()
         self.engines = engines if engines is not None else Engines(self.settings, **engines_kw)
         folder = results_dir or Path(self.settings.triton_cache_dir).parent / "results"
+        self._live: dict[str, Progress] = {}      # a compile running now (by key): its launches so far
         self.results = ResultCache(folder, RESULTS_ITEMS, RESULTS_BYTES, encode=CompileResult.to_json,
                                    decode=CompileResult.from_json) if cache else None
 
@@ -121,10 +122,9 @@ class Lens:
         if not request.analysis_s:
             request = dataclasses.replace(request, analysis_s=self.settings.analysis_budget_s)
 
-        def run() -> CompileResult:
-            return pool.compile(request, timeout=timeout, session=who, on_wait=on_wait, on_progress=on_progress)
         if self.results is None:
-            return Compiled(run(), False, time.perf_counter() - t0)
+            return Compiled(pool.compile(request, timeout=timeout, session=who, on_wait=on_wait,
+                                         on_progress=on_progress), False, time.perf_counter() - t0)
         # The version the request is routed to, as configured: what a worker reports is missing
         # while its slot's worker is being replaced (a sandboxed worker ends after its job).
         version = request.triton_version or self.engines.own or pool.triton_version
@@ -132,7 +132,22 @@ class Lens:
         # its results are theirs alone, never served to another student with the same text.
         own = f"/own:{who}" if pool.uses_own(request, who) else ""
         key = request_key(request, f"{version}/{FORMAT}{own}")
-        result, hit = self.results.get_or_compute(key, lambda: dataclasses.replace(run(), key=key), _keep, _share)
+
+        def publish(progress: Progress) -> None:     # for this caller, and for who waits for the same key
+            self._live[key] = progress
+            on_progress(progress)
+
+        def run() -> CompileResult:
+            try:
+                return dataclasses.replace(pool.compile(request, timeout=timeout, session=who, on_wait=on_wait,
+                                                        on_progress=publish if on_progress else None), key=key)
+            finally:
+                self._live.pop(key, None)
+
+        def watch() -> None:       # waiting for another caller's compile of the same key: its progress
+            if (progress := self._live.get(key)) is not None:
+                on_progress(progress)
+        result, hit = self.results.get_or_compute(key, run, _keep, _share, watch if on_progress else None)
         if result.key != key:            # read from another process's file (the key is not in it)
             result = dataclasses.replace(result, key=key)
         return Compiled(result, hit, time.perf_counter() - t0)

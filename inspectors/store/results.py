@@ -211,13 +211,16 @@ class ResultCache:
 
     def get_or_compute(self, key: str, compute: Callable[[], Any],
                        keep: Callable[[Any], bool] = lambda v: True,
-                       share: Callable[[Any], bool] = lambda v: True) -> tuple[Any, bool]:
+                       share: Callable[[Any], bool] = lambda v: True,
+                       while_waiting: Callable[[], None] | None = None) -> tuple[Any, bool]:
         """(value, came from the cache). Results `keep` rejects (a timeout, a crash: they say
         nothing about the source) are returned but not stored. One computation per key at a
         time: who asks while it runs waits for it, and gets its value even when it is not kept,
         if `share` allows (the same source and options hung or crashed for them too: three
         students with one hanging kernel wait one time limit, not three in a row); else
-        computes its own (e.g. a refusal that was about the first asker only)."""
+        computes its own (e.g. a refusal that was about the first asker only). `while_waiting()`
+        is called about five times a second while this caller waits for another's computation
+        (the page of a rerun shows the first run's progress)."""
         asked = time.time()
         while True:
             value = self.get(key)
@@ -229,7 +232,8 @@ class ResultCache:
                 if mine:
                     flight = self._pending[key] = _InFlight()
             if not mine:
-                flight.done.wait()
+                while not flight.done.wait(0.2 if while_waiting else None):
+                    while_waiting()
                 value = self.get(key)
                 if value is not None:
                     return value, True

@@ -107,3 +107,31 @@ def test_cli_jsonl_error_is_one_result_line():
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     events = [json.loads(line) for line in p.stdout.splitlines()]
     assert p.returncode == 1 and events[-1]["event"] == "result" and events[-1]["error"]["kind"] == "syntax"
+
+
+def test_who_waits_for_the_same_compile_sees_its_progress(tmp_path, monkeypatch):
+    """A page's rerun (Streamlit stops a run at a click, and starts another) asks for the compile
+    the stopped run started: it waits for that one and is shown its launches as they come."""
+    import threading
+
+    from inspectors.session.lens import Lens
+    monkeypatch.setenv("TLENS_TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    lens = Lens(results_dir=tmp_path / "results", workers=1)
+    try:
+        lens.engine().wait_ready()
+        path = SNIPPETS / "streaming" / "many_launches.py"
+        request = CompileRequest(source=path.read_text(), filename=path.name, sass=False)
+        started, first, second, out = threading.Event(), [], [], {}
+
+        def one():
+            out["first"] = lens.compile(request, "session:a", 300, on_progress=lambda p: (first.append(len(p.kernels)),
+                                                                                          started.set()))
+        t = threading.Thread(target=one)
+        t.start()
+        assert started.wait(120)
+        out["second"] = lens.compile(request, "session:a", 300, on_progress=lambda p: second.append(len(p.kernels)))
+        t.join()
+        assert out["first"].result.ok and out["second"].result.kernels == out["first"].result.kernels
+        assert second and second[-1] <= 11 and first[-1] == 11
+    finally:
+        lens.close()
