@@ -140,7 +140,8 @@ class TargetView:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
                     args = tuple(_on_cpu(a) for a in args)
-                out = func(*args, **kwargs)
+                opdef = _custom_op(func)
+                out = _backends_in_view(opdef, self, func, args, kwargs) if opdef else func(*args, **kwargs)
                 if type(out) is torch.Tensor:
                     return on_target(out)
                 if type(out) is tuple and any(type(o) is torch.Tensor for o in out):
@@ -243,6 +244,32 @@ class TargetView:
         else:
             torch._C._cuda_getCurrentRawStream = self._saved_stream
         return False
+
+
+def _custom_op(func):
+    """The torch.library custom op (`@custom_op`, `@triton_op`: torchao's kernels) `func` calls."""
+    name = func.name() if type(func).__name__ == "OpOverload" else None
+    if not name or name.startswith("aten::"):
+        return None
+    from torch._library import custom_ops
+    return custom_ops.OPDEFS.get(name)
+
+
+def _backends_in_view(opdef, mode, func, args, kwargs):
+    """`func(*args, **kwargs)` with the custom op's Python kernels run inside the view (`mode`:
+    the dispatcher calls them with none active; torchao's allocate on `x.device`)."""
+    saved = opdef._backend_fns
+
+    def in_view(fn):
+        def kernel(*a, **k):
+            with mode:
+                return fn(*a, **k)
+        return kernel
+    opdef._backend_fns = {device: in_view(fn) for device, fn in saved.items()}
+    try:
+        return func(*args, **kwargs)
+    finally:
+        opdef._backend_fns = saved
 
 
 def _library_twins(mode):
