@@ -1,6 +1,8 @@
 """The compile engine on real Triton compiles (no GPU): specialization exactly as the
 JIT would do it, every target, overrides, and every kind of bad input."""
 
+from pathlib import Path
+
 import pytest
 
 from inspectors.base.result import CompileRequest
@@ -352,3 +354,19 @@ def test_a_driver_importing_transformers(engine, snippet):
     assert "transformers 4.57.6" in r.output
     again = engine.compile(CompileRequest(source=snippet("vadd.py"), filename="vadd.py"), timeout=120)
     assert again.ok, again.error
+
+
+def test_a_librarys_custom_ops_run_their_kernels_in_the_view(engine):
+    """torchao's fp8 kernels are `@triton_op`s: the dispatcher calls their Python bodies with no
+    mode active, and they allocate on `x.device` (cuda:0); the view runs them inside itself.
+    The GEMM's autotune configs (kernel filter: only they are compiled) take the quantizers'
+    fp8 outputs and their scales, specialized as on the GPU."""
+    pytest.importorskip("torchao")
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "torchao_fp8_gemm.py"
+    r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name,
+                                      kernel="triton_fp8_gemm_1x128_128x128_kernel", sass=False), timeout=600)
+    assert r.ok, r.error
+    assert [k.label.split(":")[0] for k in r.kernels] == [f"autotune config {i}/6" for i in range(1, 7)]
+    k = r.kernels[0]
+    assert _arg(k, "a_ptr").type == "*fp8e4nv" and _arg(k, "c_ptr").type == "*bf16" and _arg(k, "a_ptr").divisible_by_16
+    assert ".target sm_90" in k.stages["ptx"] and k.source_path.endswith("blockwise_fp8_training/kernels.py")

@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.compile import journal
