@@ -36,6 +36,8 @@ differences met here are named where they are handled:
 """
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import importlib
 import json
@@ -105,6 +107,17 @@ class CompileOnlyDriver:
         raise RuntimeError("timing needs a GPU; the compile worker never launches kernels")
 
 
+@contextlib.contextmanager
+def target_driver(target: GPUTarget, properties: dict | None = None):
+    """`driver.active` as the target (CompileOnlyDriver): also for import-time probes (fla's)."""
+    saved = driver._active
+    driver.set_active(CompileOnlyDriver(target, properties))
+    try:
+        yield
+    finally:
+        driver._active = saved
+
+
 def _lenient(serialize):
     """The JIT's serialize_specialization_data while recording: a hook makes the JIT serialize
     the specialization to JSON, and a constexpr JSON cannot hold (a Gluon layout passed from the
@@ -148,9 +161,9 @@ class LaunchRecorder:
     def __enter__(self):
         self._saved_serialize = jit_module.serialize_specialization_data
         jit_module.serialize_specialization_data = _lenient(self._saved_serialize)
-        self._saved_driver = driver._active
+        self._driver = target_driver(self.target, self.properties)
+        self._driver.__enter__()
         self._saved_hook = knobs.runtime.jit_cache_hook
-        driver.set_active(CompileOnlyDriver(self.target, self.properties))
         knobs.runtime.jit_cache_hook = self._hook
         self._saved_autotune = _patch_autotuner(self)
         _recording.append(self)
@@ -159,7 +172,7 @@ class LaunchRecorder:
     def __exit__(self, *exc):
         _recording.remove(self)
         jit_module.serialize_specialization_data = self._saved_serialize
-        driver._active = self._saved_driver
+        self._driver.__exit__(None, None, None)
         knobs.runtime.jit_cache_hook = self._saved_hook
         _unpatch_autotuner(self._saved_autotune)
         return False

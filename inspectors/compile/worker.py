@@ -120,7 +120,10 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             # the target GPU as the code sees it, while it is imported and example() runs
             with gpu_view.TargetView(target) if gpu_view.needed(target) else nullcontext() as view, \
                     CompiledOnTarget(view, job_dir, shim.record):
-                module = loading.load_module(path, req.source, modname, req.package)
+                # Triton's driver names the target while the file and its libraries are imported
+                # too (fla sizes its autotune spaces by the device it finds at import)
+                with shim.target_driver(gtarget, gpu_view.driver_properties(target)):
+                    module = loading.load_module(path, req.source, modname, req.package)
                 jitted = shim.jit_functions(module)
                 if not jitted and (req.signature or not callable(getattr(module, "example", None))):
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
@@ -154,9 +157,10 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             error = error or CompileError("runtime", f"the job's modules could not be dropped after it "
                                           f"({type(e).__name__}: {e})", filename, None, traceback.format_exc())
     compiled = time.perf_counter()
-    if req.analysis_s > 0:
+    if req.analysis_s > 0:        # what the children did not analyse (one launch, one core)
         deadline = time.monotonic() + req.analysis_s
-        kernels = [analysis.analysed(k, k.home(filename), deadline, req.analysis_s) for k in kernels]
+        kernels = [k if k.analysis else analysis.analysed(k, k.home(filename), deadline, req.analysis_s)
+                   for k in kernels]
     done = time.perf_counter()
     timings = {"compile_s": round(compiled - started, 4), "analysis_s": round(done - compiled, 4),
                "cpu_s": round(_cpu_now() - cpu0, 4)}
@@ -214,14 +218,21 @@ def compile_launches(shim, launches, gtarget, target, req, path: Path, output_pa
     """Every recorded launch compiled, in launch order: one after another (each launch's SASS
     disassembled while the next compiles), or, several launches on several cores, in forked
     children at the same time (inspectors/compile/parallel.py)."""
-    if parallel.worth_forking(len(launches), req.pass_dump):
-        return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _finish(
-            *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)))
+    if parallel.worth_forking(len(launches), req.pass_dump):    # each child analyses its own kernel too
+        return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _analysed(_finish(
+            *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)), req, path.name))
     pending = []
     for i, launch in enumerate(launches):
         pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
         journal.answered(output_path.parent, i, {"kernel": pending[-1][0].to_json()})   # streamed: its SASS comes after
     return [_finish(kernel, sass) for kernel, sass in pending]
+
+
+def _analysed(kernel: KernelResult, req: CompileRequest, filename: str) -> KernelResult:
+    """In a launch's child: its insight, within the job's analysis budget (its own clock)."""
+    if req.analysis_s <= 0:
+        return kernel
+    return analysis.analysed(kernel, kernel.home(filename), time.monotonic() + req.analysis_s, req.analysis_s)
 
 
 def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):

@@ -370,3 +370,13 @@ def test_a_librarys_custom_ops_run_their_kernels_in_the_view(engine):
     k = r.kernels[0]
     assert _arg(k, "a_ptr").type == "*fp8e4nv" and _arg(k, "c_ptr").type == "*bf16" and _arg(k, "a_ptr").divisible_by_16
     assert ".target sm_90" in k.stages["ptx"] and k.source_path.endswith("blockwise_fp8_training/kernels.py")
+
+
+def test_import_time_probes_of_the_driver_get_the_targets_answers(engine, snippet):
+    """A library that asks `triton.runtime.driver.active` about the GPU when it is imported
+    (fla's hardware module) is answered as the target: the H100's BLOCK, not its no-GPU one."""
+    r = engine.compile(CompileRequest(source=snippet("training/import_probe.py"), filename="import_probe.py"),
+                       timeout=120)
+    assert r.ok, r.error
+    assert "probed at import: cuda, BLOCK=2048" in r.output
+    assert _arg(r.kernels[0], "BLOCK").value == "2048"
