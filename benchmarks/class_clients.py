@@ -84,13 +84,21 @@ def library_query(i: int) -> str:
     return f"kernel={k}&target={t}" + (f"&num_warps={w}" if w else "")
 
 
-def class_plan(n: int) -> list[tuple[str, int]]:
+WELL_BEHAVED = ("own", "library", "libop")
+LIBOP = (ROOT / "tests" / "snippets" / "streaming" / "many_launches.py").read_text()    # 11 launches
+
+
+def class_plan(n: int, libops: int = 0) -> list[tuple[str, int]]:
     """(kind, index) of each session: 3 hangs, 1 huge, every fifth of the rest a library kernel,
-    the others own files; in an order of their own (seeded: every run the same), as a class
+    the others own files, `libops` of which a multi-launch op (LIBOP: a kernel and ten matmul
+    tiles, ~6 CPU-s); in an order of their own (seeded: every run the same), as a class
     arrives, not the hangs first."""
     rest = [("library" if i % 5 == 4 else "own", i) for i in range(max(0, n - 4))]
     plan = [("hang", 0)] * min(3, n) + [("huge", 0)] * (1 if n > 3 else 0) + rest
     random.Random(32).shuffle(plan)
+    owns = [j for j, (kind, _) in enumerate(plan) if kind == "own"][:libops]
+    for j in owns:
+        plan[j] = ("libop", plan[j][1])
     return plan
 
 
@@ -100,7 +108,8 @@ def setup(root: Path, kind: str, i: int, token: str) -> tuple[str, str]:
         return library_query(i), "library"
     if kind == "warm":
         return WARM_QUERY, "warm"
-    what, text = own_source(i) if kind == "own" else (kind, FOREVER if kind == "hang" else HUGE)
+    what, text = own_source(i) if kind == "own" else ("libop", LIBOP) if kind == "libop" else \
+        (kind, FOREVER if kind == "hang" else HUGE)
     folder = user_folder(root, f"browser:{token}")
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "mine.py").write_text(text)
@@ -205,7 +214,7 @@ async def _until_finished(ws, limit: float) -> tuple[str, str, str] | None:
 
 
 async def _read_click(ws, out: dict, t0: float, limit: float, root: Path, token: str) -> None:
-    names, target = expected_kernels(root, token, out["query"]) if out["kind"] in ("own", "library") else (set(), "")
+    names, target = expected_kernels(root, token, out["query"]) if out["kind"] in WELL_BEHAVED else (set(), "")
     warps = parse_qs(out["query"]).get("num_warps", [None])[0]
     deadline, finished_at = t0 + limit, None
     while out["status"] == "failed" and not out["detail"]:

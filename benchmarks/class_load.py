@@ -17,7 +17,7 @@ memory (RSS and PSS by kind; per live student).
 
     .venv/bin/python benchmarks/class_load.py [--sessions 30] [--workers N] [--timeout 60]
                                               [--replicas 4,1] [--alone 10] [--profile F]
-                                              [--alone-only]
+                                              [--alone-only] [--libops 3]
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from class_clients import class_plan, session_ws, split
+from class_clients import WELL_BEHAVED, class_plan, session_ws, split
 from inspectors.base import proctree
 from inspectors.base.settings import default_workers
 from tests_helpers import load  # (benchmarks/tests_helpers.py)
@@ -115,7 +115,7 @@ def run(plan: list[tuple[str, int]], url: str, root: Path, timeout_s: float, pid
                 at_click.update(cpu_by_kind(pid))
         gate.set()
         if pid is not None and at_click is not None:     # the CPU when the last well-behaved answer is in
-            await asyncio.gather(*(t for t, (kind, _) in zip(tasks, plan) if kind in ("own", "library")))
+            await asyncio.gather(*(t for t, (kind, _) in zip(tasks, plan) if kind in WELL_BEHAVED))
             at_click["done"] = cpu_by_kind(pid)
         return await asyncio.gather(*tasks)
     return asyncio.run(go())
@@ -192,7 +192,7 @@ def pct(xs: list[float], q: float) -> float:
 
 def alone_sample(plan: list[tuple[str, int]], k: int) -> list[tuple[str, int]]:
     """`k` of the plan's well-behaved requests, spread over it (own files and library kernels)."""
-    good = [job for job in plan if job[0] in ("own", "library")]
+    good = [job for job in plan if job[0] in WELL_BEHAVED]
     step = max(1, len(good) // max(1, k))
     return good[::step][:k]
 
@@ -200,7 +200,7 @@ def alone_sample(plan: list[tuple[str, int]], k: int) -> list[tuple[str, int]]:
 def report(results: list[dict], alone: list[dict], wall: float, cores: int, pool: int, args, log: Path,
            label: str) -> bool:
     """Prints one class's figures beside the alone baseline; True if none failed and the goal is met."""
-    good = [r for r in results if r["kind"] in ("own", "library")]
+    good = [r for r in results if r["kind"] in WELL_BEHAVED]
     done = [r["seconds"] for r in good if r["status"] == "ok"]
     bad = [r for r in results if r["status"] == "failed"]
     print(f"class_load: {args.sessions} sessions, {cores} cores, {pool} compile workers, compile timeout "
@@ -211,7 +211,7 @@ def report(results: list[dict], alone: list[dict], wall: float, cores: int, pool
           f"completed; click->panels p50 {page:.2f} s, p95 {pct(solo, 0.95):.2f} s, max {max(solo or [0]):.2f} s")
     print(f"class: {len(done)}/{len(good)} well-behaved completed in {wall:.0f} s; click->panels p50 "
           f"{statistics.median(done or [0]):.2f} s, p95 {pct(done, 0.95):.2f} s, max {max(done or [0]):.2f} s")
-    for what in ("block", "strided", "new", "library"):
+    for what in ("block", "strided", "new", "library", "libop"):
         xs = [r["seconds"] for r in good if r["what"] == what and r["status"] == "ok"]
         if xs:
             print(f"  {what:<8} {len(xs):>4} clicks: p50 {statistics.median(xs):.2f} s, p95 {pct(xs, 0.95):.2f} s")
@@ -251,6 +251,8 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=0, help="TLENS_WORKERS (0: the server's default): the "
                                                            "machine's, split over the processes")
     ap.add_argument("--timeout", type=float, default=60.0, help="TLENS_COMPILE_TIMEOUT")
+    ap.add_argument("--libops", type=int, default=0, help="own files that are a multi-launch op instead "
+                    "(tests/snippets/streaming/many_launches.py: 11 launches)")
     ap.add_argument("--alone", type=int, default=10, help="how many of the class's requests the alone baseline times")
     ap.add_argument("--replicas", default="1",
                     help="Streamlit processes behind nginx (deploy/serve_class.py; 1: one process, no proxy); "
@@ -263,7 +265,7 @@ def main() -> int:
     env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout)}
     if args.workers:
         env["TLENS_WORKERS"] = str(args.workers)
-    plan = class_plan(args.sessions)
+    plan = class_plan(args.sessions, args.libops)
     pool = args.workers or default_workers()              # what the server chose on this machine
     cores = len(os.sched_getaffinity(0))
     # Alone: a sample of the class's well-behaved requests, each by itself: its page opened, the

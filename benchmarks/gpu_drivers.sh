@@ -17,5 +17,7 @@ export PYTHONUNBUFFERED=1 TLENS_TRITON_CACHE_DIR=/tmp/tlens-triton-cache TLENS_W
 REPORT="$OUT/gpu_drivers.txt"
 rm -f "$OUT"/*.ptx
 echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
-CUDA_VISIBLE_DEVICES= timeout 400 $PY benchmarks/gpu_drivers.py --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
-timeout 180 $PY benchmarks/gpu_drivers.py --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"
+# TLENS_DRIVERS="fla torchao": only the drivers whose path contains one of the words
+ONLY=(); for w in ${TLENS_DRIVERS:-}; do ONLY+=(--only "$w"); done
+CUDA_VISIBLE_DEVICES= timeout 400 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
+timeout 180 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"

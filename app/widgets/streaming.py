@@ -39,7 +39,7 @@ class Preview:
             return
         if self.slot is None and progress.total <= 1 and time.monotonic() - self.started < SHOW_AFTER_S:
             return
-        state = (progress.total, tuple(sorted(progress.kernels)))
+        state = (progress.total, tuple(sorted(progress.done)))
         if state == self.drawn:
             return
         try:
@@ -52,7 +52,7 @@ class Preview:
             self.stopped = e
 
     def _draw(self, progress) -> None:
-        done, total = len(progress.kernels), progress.total
+        done, total = len(progress.done), progress.total
         first = progress.first()
         head = (f"**Compiling: {done} of {total} launch{'' if total == 1 else 'es'} compiled**" if total
                 else "**Compiling:** running `example()`…")
@@ -60,7 +60,7 @@ class Preview:
             head += f" · showing launch {first.launch + 1}, `{first.label or first.name}`; the rest join the launch picker when all are done"
         st.markdown(head, help="Each launch compiles on its own core; the page shows the first one as soon as it is ready.")
         if total > 1:
-            items = [f"{'✓' if i in progress.kernels else '…'} {i + 1}. {html.escape(label)}"
+            items = [f"{'✓' if i in progress.done else '…'} {i + 1}. {html.escape(label)}"
                      for i, label in enumerate(progress.labels[:LISTED])]
             more = f" · and {total - LISTED} more" if total > LISTED else ""
             st.caption(" · ".join(items) + more)

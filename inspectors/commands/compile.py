@@ -67,11 +67,12 @@ def _stream():
             told.add(-1)
             print(json.dumps({"event": "launches", "labels": list(progress.labels),
                               "example_s": progress.example_s}), flush=True)
-        for i in sorted(set(progress.kernels) - told):
+        for i in sorted(set(progress.done) - told):
             told.add(i)
-            kernel = {k: v for k, v in progress.kernels[i].to_json().items() if k not in ("cubin", "analysis")}
-            print(json.dumps({"event": "kernel", "launch": i, "seconds": round(progress.seen_s[i], 3),
-                              "kernel": kernel}), flush=True)
+            if (kernel := progress.kernel(i)) is not None:
+                data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
+                print(json.dumps({"event": "kernel", "launch": i, "seconds": round(progress.done[i], 3),
+                                  "kernel": data}), flush=True)
     return on_progress
 
 

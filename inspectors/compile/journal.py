@@ -47,8 +47,11 @@ def listed(job_dir: Path, labels: list[str], example_s: float) -> None:
 
 
 def answered(job_dir: Path, index: int, data: dict) -> None:
-    """Launch `index` done: `{"kernel": KernelResult JSON}` or `{"error": CompileError JSON}`."""
-    (job_dir / f"launch-{index}.answer.json").write_text(json.dumps(data))
+    """Launch `index` done: `{"kernel": KernelResult JSON}` or `{"error": CompileError JSON}`,
+    written whole (a rename) so that whoever sees the file sees all of it."""
+    part = job_dir / f"launch-{index}.answer.json.part"
+    part.write_text(json.dumps(data))
+    os.replace(part, job_dir / f"launch-{index}.answer.json")
 
 
 def running(folder: Path, stage: str | None) -> None:
@@ -224,73 +227,81 @@ MAX_STREAMED_BYTES = 48 << 20      # a job's answers read while it runs, all tog
 @dataclass
 class Progress:
     """A running job as the page sees it: the launches example() made (labels; empty until it
-    has run), and those compiled so far (launch index -> its result, without the analysis
-    the job adds at its end). `example_s`: loading the file and running example(); `seen_s`:
-    when the server saw each launch done, in seconds since the job was sent."""
+    has run), and those compiled so far (`done`: launch index -> when the server saw it done,
+    in seconds since the job was sent). A done launch's result (stages; its analysis when a
+    child made it) is read from the job folder when first asked for (`kernel(i)`, `first()`),
+    while the job runs: the page reads one, a tool may read each. `example_s`: loading the
+    file and running example(), by the worker's clock; `listed_s`: when the server saw the list."""
     labels: tuple[str, ...] = ()
     example_s: float | None = None
-    kernels: dict[int, KernelResult] = field(default_factory=dict)
-    seen_s: dict[int, float] = field(default_factory=dict)
     listed_s: float | None = None
+    done: dict[int, float] = field(default_factory=dict)
+    _kernels: dict = field(default_factory=dict, repr=False, compare=False)
+    _read: object = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> int:
         return len(self.labels)
 
+    def kernel(self, i: int) -> KernelResult | None:
+        """Launch i's result, None if it is not done or cannot be read (the final answer says why)."""
+        if i not in self._kernels and i in self.done and self._read is not None:
+            self._kernels[i] = self._read(i)
+        return self._kernels.get(i)
+
     def first(self) -> KernelResult | None:
-        """The earliest launch compiled so far."""
-        return self.kernels[min(self.kernels)] if self.kernels else None
+        """The earliest launch (in launch order) compiled so far that can be read."""
+        return next((k for i in sorted(self.done) if (k := self.kernel(i)) is not None), None)
 
 
 class Stream:
-    """What a running job has finished, read through its folder's descriptor (JobDir) with a
-    budget of its own (MAX_STREAMED_BYTES; the recovery after a crash keeps its own): each
-    answer is read once, bounded as the final result is, and one that cannot be read is
-    skipped (the final answer says what happened). `poll()` -> the Progress if something new
-    came since the last poll, else None."""
+    """What a running job has finished, seen through its folder's descriptor (JobDir): the list
+    of launches, and which launches are done (their answer files, written whole by a rename).
+    An answer is read, once and bounded as the final result is, only when asked for, within a
+    budget of its own (MAX_STREAMED_BYTES; the recovery after a crash keeps its own); one that
+    cannot be read is None. `poll()` -> the Progress if something new came since the last
+    poll, else None."""
 
     def __init__(self, job: JobDir, started: float | None = None):
         self.job, self.started = job, time.monotonic() if started is None else started
-        self.progress = Progress()
+        self.progress = Progress(_read=self._kernel)
         self.budget = MAX_STREAMED_BYTES
-        self._read: set[int] = set()
 
     def _file(self, name: str, limit: int) -> bytes:
+        if self.budget <= 0:
+            raise OSError("the stream's read budget is spent")
         data = read_at(self.job.fd, (name,), min(limit, self.budget))
         self.budget -= len(data)
         return data
 
-    def poll(self) -> Progress | None:
-        if self.budget <= 0:
+    def _kernel(self, i: int) -> KernelResult | None:
+        try:
+            data = json.loads(self._file(f"launch-{i}.answer.json", MAX_FILE_BYTES))
+            return bounded(CompileResult(kernels=(KernelResult.from_json(data["kernel"]),))).kernels[0]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
-        new = False
+
+    def poll(self) -> Progress | None:
         try:
             names = os.listdir(self.job.fd)
         except OSError:
             return None
-        now = time.monotonic() - self.started
-        if not self.progress.labels and "launches.json" in names:
+        new, now, progress = False, time.monotonic() - self.started, self.progress
+        if not progress.labels and "launches.json" in names:
             try:
                 meta = json.loads(self._file("launches.json", 1 << 20))
                 labels = tuple(bound_text(str(x), 1000) for x in meta["labels"][:MAX_LAUNCHES])
                 example_s = meta.get("example_s")
-                self.progress.example_s = float(example_s) if isinstance(example_s, (int, float)) else None
-                self.progress.labels, self.progress.listed_s, new = labels, now, True
+                progress.example_s = float(example_s) if isinstance(example_s, (int, float)) else None
+                progress.labels, progress.listed_s, new = labels, now, True
             except (OSError, ValueError, KeyError, TypeError, RecursionError):
-                self._read.add(-1)
+                pass
         for name in names:
             head, _, tail = name.partition(".")
             n = _launch_number(head)
-            if n is None or tail != "answer.json" or n in self._read or n >= MAX_LAUNCHES:
-                continue
-            self._read.add(n)
-            try:
-                data = json.loads(self._file(name, MAX_FILE_BYTES))
-                kernel = bounded(CompileResult(kernels=(KernelResult.from_json(data["kernel"]),))).kernels[0]
-            except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
-                continue
-            self.progress.kernels[n], self.progress.seen_s[n], new = kernel, now, True
-        return self.progress if new else None
+            if n is not None and tail == "answer.json" and n not in progress.done and n < MAX_LAUNCHES:
+                progress.done[n], new = now, True
+        return progress if new else None
 
 
 def in_progress(job: JobDir) -> str:

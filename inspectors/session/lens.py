@@ -4,7 +4,7 @@ once for a class), bounded in memory and on disk.
 
     lens = Lens(settings)
     done = lens.compile(CompileRequest(source, filename="k.py"), who="session:ab12",
-                        on_progress=lambda p: print(len(p.kernels), "of", p.total))   # as they come
+                        on_progress=lambda p: print(len(p.done), "of", p.total))   # as they come
     done.result.kernels[0].stages["ptx"]; done.hit      # True: another caller compiled it first
 
 A result lives as one CompileResult object in memory, shared by every caller; its JSON is made

@@ -21,27 +21,40 @@ def _kernel(i: int) -> KernelResult:
     return KernelResult(f"k{i}", "cuda:90", {"num_warps": 4}, (), {"source": f"# {i}\n", "ptx": f"// {i}\n"}, launch=i)
 
 
-def test_stream_reads_each_answer_once_and_skips_what_it_cannot_trust(tmp_path, monkeypatch):
+def test_stream_sees_launches_done_and_reads_one_only_when_asked(tmp_path):
     job = journal.JobDir.create(tmp_path)
     try:
         stream = journal.Stream(job)
         assert stream.poll() is None                          # nothing yet
         journal.listed(job.path, ["a", "b", "c", "d"], 0.25)
         p = stream.poll()
-        assert p.labels == ("a", "b", "c", "d") and p.total == 4 and p.example_s == 0.25 and not p.kernels
+        assert p.labels == ("a", "b", "c", "d") and p.total == 4 and p.example_s == 0.25 and not p.done
         journal.answered(job.path, 2, {"kernel": _kernel(2).to_json()})
         p = stream.poll()
-        assert sorted(p.kernels) == [2] and p.first() == _kernel(2)
-        assert stream.poll() is None                          # nothing new: no call
-        # another student's file linked in, a malformed answer, an error answer: skipped
+        assert sorted(p.done) == [2] and stream.budget == journal.MAX_STREAMED_BYTES - len(
+            (job.path / "launches.json").read_bytes())                    # seen, not read yet
+        assert p.first() == _kernel(2) and p.kernel(2) is p.first()       # read once, when asked
+        assert stream.poll() is None                                      # nothing new: no call
+        assert not list(job.path.glob("*.part"))                          # written whole, by a rename
+    finally:
+        job.close()
+
+
+def test_stream_skips_what_it_cannot_trust(tmp_path):
+    """Another student's file linked in, a malformed answer, an error answer: done, unreadable."""
+    job = journal.JobDir.create(tmp_path)
+    try:
+        stream = journal.Stream(job)
         other = tmp_path / "other.json"
         other.write_text(json.dumps({"kernel": _kernel(0).to_json()}))
         os.symlink(other, job.path / "launch-0.answer.json")
         (job.path / "launch-1.answer.json").write_text("{not json")
         journal.answered(job.path, 3, {"error": {"kind": "compile", "message": "x"}})
-        assert stream.poll() is None
-        journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})    # read once: already skipped
-        assert stream.poll() is None
+        journal.answered(job.path, 4, {"kernel": _kernel(4).to_json()})
+        p = stream.poll()
+        assert sorted(p.done) == [0, 1, 3, 4]
+        assert p.kernel(0) is None and p.kernel(1) is None and p.kernel(3) is None
+        assert p.first() == _kernel(4)                    # the first that can be read
     finally:
         job.close()
 
@@ -53,9 +66,10 @@ def test_stream_budget_bounds_what_the_server_reads(tmp_path, monkeypatch):
         stream = journal.Stream(job)
         big = dict(_kernel(0).to_json(), stages={"source": "x" * 10_000})
         journal.answered(job.path, 0, {"kernel": big})
-        assert stream.poll() is None and stream.budget <= 0   # cut at the budget: unreadable, skipped
         journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})
-        assert stream.poll() is None                          # the budget is spent
+        p = stream.poll()
+        assert p.kernel(0) is None and stream.budget <= 0    # cut at the budget: unreadable
+        assert p.kernel(1) is None                           # the budget is spent
     finally:
         job.close()
 
@@ -65,8 +79,11 @@ def test_engine_streams_each_launch_before_the_job_ends(engine, tmp_path, monkey
     callback is called only then), its stages and label those of the final result."""
     path = SNIPPETS / "autotune_matmul.py"
     seen = []
+
+    def on_progress(p):       # each launch read while the job runs (its folder is gone after)
+        seen.append((p.total, {i: p.kernel(i) for i in p.done}))
     result = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False), timeout=300,
-                            on_progress=lambda p: seen.append((p.total, dict(p.kernels))))
+                            on_progress=on_progress)
     assert result.ok, result.error
     assert seen and all(total == 8 for total, _ in seen)
     streamed = seen[-1][1]
@@ -123,12 +140,12 @@ def test_who_waits_for_the_same_compile_sees_its_progress(tmp_path, monkeypatch)
         started, first, second, out = threading.Event(), [], [], {}
 
         def one():
-            out["first"] = lens.compile(request, "session:a", 300, on_progress=lambda p: (first.append(len(p.kernels)),
+            out["first"] = lens.compile(request, "session:a", 300, on_progress=lambda p: (first.append(len(p.done)),
                                                                                           started.set()))
         t = threading.Thread(target=one)
         t.start()
         assert started.wait(120)
-        out["second"] = lens.compile(request, "session:a", 300, on_progress=lambda p: second.append(len(p.kernels)))
+        out["second"] = lens.compile(request, "session:a", 300, on_progress=lambda p: second.append(len(p.done)))
         t.join()
         assert out["first"].result.ok and out["second"].result.kernels == out["first"].result.kernels
         assert second and second[-1] <= 11 and first[-1] == 11
