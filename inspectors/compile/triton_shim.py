@@ -2,37 +2,32 @@
 triton 3.9.0 (here), 3.6.0 (the GPU machine, and CI's second virtualenv), 3.7.1 and 3.8.0.
 
 How a launch is compiled without a GPU, exactly as the JIT would specialize it:
-`kernel[grid](args)` goes through `JITFunction.run`, which asks `driver.active` for
-the device and target, computes the specialization of the *real* arguments
-(pointer alignment and int divisibility by 16, ints equal to 1, constexprs) and
-calls `knobs.runtime.jit_cache_hook` before compiling. We install
+`kernel[grid](args)` goes through `JITFunction.run`, which asks `driver.active` for the device
+and target, computes the specialization of the *real* arguments (pointer alignment and int
+divisibility by 16, ints equal to 1, constexprs) and calls `knobs.runtime.jit_cache_hook`
+before compiling. We install a compile-only driver answering with the chosen target (no CUDA
+driver needed; a GPU machine can compile for another architecture), and a jit_cache_hook that
+records the specialization and returns True, which makes the JIT skip compile and launch
+(triton 3.6-3.9: `_do_compile` returns None).
 
-* a compile-only driver answering with the chosen target (so no CUDA driver is
-  needed, and a GPU machine can compile for another architecture), and
-* a jit_cache_hook that records the specialization and returns True, which makes
-  the JIT skip compile and launch (triton 3.6-3.9: `_do_compile` returns None).
+Each recorded launch is then compiled with `triton.compile(ASTSource(...))` using the
+signature, constexprs, attributes and options the JIT computed itself, with a stage recorder
+on `knobs.runtime.add_stages_inspection_hook`: every stage's output is kept as it is made, so
+when a later stage fails (ptxas crashes, an LLVM error) the stages before it are still
+returned (`StageFailure`), and, with a journal folder, written to disk as they are made, so
+they outlive a crash of the process. ptxas's own `-v` log is kept too (`dump_ptxas_log`).
 
-Each recorded launch is then compiled with `triton.compile(ASTSource(...))` using
-the signature, constexprs, attributes and options the JIT computed itself, with a
-stage recorder on Triton's `knobs.runtime.add_stages_inspection_hook`: every stage's
-output is kept as it is made, so when a later stage fails (ptxas crashes, an LLVM
-error) the stages before it are still returned (`StageFailure`), and, with a journal
-folder, written to disk as they are made, so they outlive a crash of the process.
-
-Supported: Triton 3.6 to 3.9 (`inspectors.base.tritonver`, which also holds the facts
-the pure layers need: which ptxas, which flags, small-tensor layouts). Version
-differences met here are named where they are handled:
+Supported: Triton 3.6 to 3.9 (`inspectors.base.tritonver`, which also holds the facts the pure
+layers need: which ptxas, which flags, small-tensor layouts). Version differences met here:
 
 * the stage hook: 3.6 calls it only from the backend's `add_stages(stages, options,
   language, capability)`; 3.9 also calls it with no arguments from `compile()` and the
   JIT, for a cache key (we answer "": the pipeline is unchanged, so is the key).
 * ptxas for sm_90: 3.6-3.8 run the wheel's CUDA 12.8/12.9 `ptxas`, 3.9 the CUDA 13.4
   `ptxas-blackwell`. CUDA 12.8/12.9 ptxas segfaults on some large kernels that CUDA 13
-  compiles (the flash-attention snippet with UNROLL=8: benchmarks/results/ptxas_crash.txt);
-  that is reported as a failed SASS stage with everything up to PTX shown.
-* the interpreter (bench worker, no GPU): 3.6 needs `fix_interpreter()` with numpy >= 2.4.
-* layouts: `linear_layout()` answers for Triton's own LinearLayout (tests compare the
-  pure-Python layout view with it in a separate process: `inspectors.compile.layout_probe`).
+  compiles (benchmarks/results/ptxas_crash.txt): a failed SASS stage, up to PTX shown.
+* the interpreter (bench worker, no GPU): 3.6 needs `fix_interpreter()` with numpy >= 2.4;
+  layouts: `linear_layout()` answers for Triton's own LinearLayout (`layout_probe`).
 """
 from __future__ import annotations
 
@@ -40,6 +35,7 @@ import contextlib
 
 import hashlib
 import importlib
+import io
 import json
 import os
 import dataclasses
@@ -301,27 +297,29 @@ class _StageRecorder:
 
 def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None = None,
                    repro_dir: Path | None = None):
-    """The same call `JITFunction._do_compile` makes. Returns Triton's CompiledKernel;
-    raises StageFailure when a stage after the Python front end fails (with the stages
-    made before it), and the front end's own errors (CompilationError) as they are.
-    `journal_dir`: a folder where each stage is written as it is made, and the stage in
-    progress named (inspectors.compile.journal), read by the engine if the process dies
-    mid-compile."""
+    """The same call `JITFunction._do_compile` makes. Returns Triton's CompiledKernel; raises
+    StageFailure when a stage after the Python front end fails (with the stages made before it),
+    the front end's own errors (CompilationError) as they are. `journal_dir`: each stage written
+    there as it is made, the one in progress named (inspectors.compile.journal)."""
     # the JIT's own source class: a @gluon.jit function's is GluonASTSource
     src = getattr(launch.fn, "ASTSource", ASTSource)(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
     recorder = _StageRecorder(journal_dir)
-    saved = knobs.runtime.add_stages_inspection_hook
+    saved, saved_log = knobs.runtime.add_stages_inspection_hook, knobs.nvidia.dump_ptxas_log
     knobs.runtime.add_stages_inspection_hook = recorder
+    knobs.nvidia.dump_ptxas_log = True     # ptxas -v's log, printed: the spills without running it again
     try:
-        return triton.compile(src, target=target, options=options)
+        with contextlib.redirect_stdout(log := io.StringIO()):
+            compiled = triton.compile(src, target=target, options=options)
+        compiled.tlens_ptxas_log = log.getvalue()[-65536:] if "Compiling entry function" in log.getvalue() else ""
+        return compiled
     except Exception as e:  # noqa: BLE001 - any stage may raise anything
         if recorder.running is None:
             raise                       # the front end (or a cache problem): no stage was running
         message, command = _describe_failure(recorder.running, e, recorder.made, repro_dir)
         raise StageFailure(recorder.running, dict(recorder.made), message, command, e) from e
     finally:
-        knobs.runtime.add_stages_inspection_hook = saved
+        knobs.runtime.add_stages_inspection_hook, knobs.nvidia.dump_ptxas_log = saved, saved_log
         if journal_dir is not None:
             journal.running(journal_dir, None)
 
@@ -400,7 +398,7 @@ def compiled_metadata(kernel) -> dict:
         v = getattr(md, k, None)
         if isinstance(v, (int, str, float)):
             out[k] = v
-    return out
+    return {**out, "ptxas_log": kernel.tlens_ptxas_log} if getattr(kernel, "tlens_ptxas_log", "") else out
 
 
 def supported_backends() -> tuple[str, ...]:

@@ -211,7 +211,8 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
             res = resources.resource_usage(base64.b64decode(kernel.cubin),
                                            dynamic_shared=int(kernel.metadata.get("shared", 0) or 0),
                                            ptx=stages.get("ptx"), arch=int(target.arch), kernel=kernel.name,
-                                           fmad=bool(kernel.options.get("enable_fp_fusion", True)))
+                                           fmad=bool(kernel.options.get("enable_fp_fusion", True)),
+                                           ptxas_log=str(kernel.metadata.get("ptxas_log") or "")[:65536])
             occ = resources.occupancy(int(target.arch), res.registers, res.shared_bytes,
                                       compiled_warps(stages.get("ptx", ""), int(kernel.options.get("num_warps", 4))))
         except (ValueError, OSError, RuntimeError) as e:

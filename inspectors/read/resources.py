@@ -389,12 +389,15 @@ def run_res_usage(cubin: bytes, timeout: float = 60) -> str:
 
 
 def resource_usage(cubin: bytes, dynamic_shared: int = 0, ptx: str | None = None, arch: int | None = None,
-                   sass: str | None = None, kernel: str | None = None, fmad: bool = True) -> Resources:
+                   sass: str | None = None, kernel: str | None = None, fmad: bool = True,
+                   ptxas_log: str = "") -> Resources:
     """Registers, stack, local and static shared memory from `cuobjdump -res-usage`
     (always), and spill bytes from, in order of preference:
 
     * `ptxas -v` on `ptx` with Triton's flags (source "cuobjdump -res-usage + ptxas -v"),
-      only when the cubin has a stack frame or local memory (spills live there);
+      only when the cubin has a stack frame or local memory (spills live there): the log
+      Triton's own ptxas wrote when it made this cubin (`ptxas_log`, kept by the worker's
+      compile), else ptxas run again;
       `arch` defaults to the PTX's `.target`; pass fmad=False for kernels compiled with
       enable_fp_fusion=False;
     * the STL/LDL widths in `sass`, or in the cubin disassembled here when the stack
@@ -416,9 +419,12 @@ def resource_usage(cubin: bytes, dynamic_shared: int = 0, ptx: str | None = None
     log = None
     if ptx is not None and (stack or local):     # no local memory, no spills: skip ptxas (a full recompile)
         try:
-            log = parse_ptxas_log(run_ptxas(ptx, arch, fmad=fmad))
-        except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired):
-            log = None     # no ptxas, or it failed: fall back to the SASS
+            log = parse_ptxas_log(ptxas_log)
+        except ValueError:
+            try:
+                log = parse_ptxas_log(run_ptxas(ptx, arch, fmad=fmad))
+            except (FileNotFoundError, RuntimeError, ValueError, subprocess.TimeoutExpired):
+                log = None     # no ptxas, or it failed: fall back to the SASS
     if log is not None:
         spills, spill_loads, ptxas_regs = log["spill_stores"], log["spill_loads"], log["registers"]
         source += " + ptxas -v"

@@ -425,3 +425,28 @@ def test_occupancy_from_resources(cuobjdump):
     o = occupancy(90, r.registers, r.shared_bytes, meta("matmul_sm90")["num_warps"])
     assert isinstance(o, Occupancy)
     assert (o.blocks_per_sm, o.warps_per_sm) == (2, 16)
+
+
+def test_the_compiles_own_ptxas_log_gives_the_spills(cuobjdump, engine, monkeypatch):
+    """The worker keeps ptxas's `-v` log from Triton's own compile (a kernel compiled now, not
+    from the cache: its source made unique): the spills come from it, ptxas is not run again,
+    and they are the numbers ptxas gives when it is."""
+    import base64
+    import secrets
+    from inspectors.base.result import CompileRequest
+    from inspectors.read import resources
+    source = (RES / "spill_kernel.py").read_text().replace(      # the JIT's key hashes the kernel's text
+        "    row = tl.program_id(0)\n", f"    row = tl.program_id(0)  # {secrets.token_hex(8)}\n")
+    r = engine.compile(CompileRequest(source=source, filename="spill_kernel.py", target="cuda:90", sass=False),
+                       timeout=240)
+    assert r.ok, r.error
+    k = r.kernels[0]
+    log = k.metadata["ptxas_log"]
+    assert f"Compiling entry function '{k.name}'" in log and "spill stores" in log
+    cubin, ptx = base64.b64decode(k.cubin), k.stages["ptx"]
+    again = resource_usage(cubin, ptx=ptx)                       # ptxas run once more
+    monkeypatch.setattr(resources, "run_ptxas", lambda *a, **kw: (_ for _ in ()).throw(AssertionError("ran ptxas")))
+    kept = resources.resource_usage(cubin, ptx=ptx, ptxas_log=log)
+    assert kept.source == again.source == "cuobjdump -res-usage + ptxas -v"
+    assert (kept.spills, kept.spill_loads, kept.ptxas_registers) == (again.spills, again.spill_loads,
+                                                                    again.ptxas_registers) and kept.spills > 0
