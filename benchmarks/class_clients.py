@@ -102,6 +102,17 @@ def class_plan(n: int, libops: int = 0) -> list[tuple[str, int]]:
     return plan
 
 
+# A class server sits behind a proxy that names each student (docs/06): the server starts a named
+# student's own sandbox when their page opens (a cookie's identity starts none until it compiles,
+# and at most a few a minute from one address: inspectors/compile/own.py's Gate).
+USER_HEADER = "X-Class-User"
+
+
+def identity(token: str) -> str:
+    """The workspace identity the app gives the student whose proxy header is `student-<token>`."""
+    return f"user:student-{token[:16]}"
+
+
 def setup(root: Path, kind: str, i: int, token: str) -> tuple[str, str]:
     """The session's file put in its workspace (own, hang, huge); (the link that opens it, what it is)."""
     if kind == "library":
@@ -110,7 +121,7 @@ def setup(root: Path, kind: str, i: int, token: str) -> tuple[str, str]:
         return WARM_QUERY, "warm"
     what, text = own_source(i) if kind == "own" else ("libop", LIBOP) if kind == "libop" else \
         (kind, FOREVER if kind == "hang" else HUGE)
-    folder = user_folder(root, f"browser:{token}")
+    folder = user_folder(root, identity(token))
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "mine.py").write_text(text)
     return "kernel=ws%3Amine.py&target=cuda%3A90", what
@@ -120,7 +131,7 @@ def expected_kernels(root: Path, token: str, query: str) -> tuple[set[str], str]
     """The kernels the session's file holds and the target its link asks for."""
     q = {k: v[0] for k, v in parse_qs(query).items()}
     if q["kernel"].startswith("ws:"):
-        text = (user_folder(root, f"browser:{token}") / q["kernel"][3:]).read_text()
+        text = (user_folder(root, identity(token)) / q["kernel"][3:]).read_text()
     else:
         text = kernels.get(q["kernel"]).source()
     return set(re.findall(r"@triton\.jit[^\n]*\n\s*def (\w+)", text)), unquote(q["target"])
@@ -177,7 +188,8 @@ async def session_ws(url: str, root: Path, kind: str, i: int, timeout_s: float, 
     try:
         async with websockets.connect(url.replace("http://", "ws://") + "/_stcore/stream",
                                       subprotocols=["streamlit"], max_size=None, open_timeout=300, close_timeout=2,
-                                      additional_headers={"Cookie": f"tlens_token={token}"}) as ws:
+                                      additional_headers={"Cookie": f"tlens_token={token}",
+                                                          USER_HEADER: f"student-{token[:16]}"}) as ws:
             if kind == "warm":
                 await ws.send(_rerun(query))
                 await _until_finished(ws, 300)

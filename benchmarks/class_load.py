@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from class_clients import WELL_BEHAVED, class_plan, session_ws, split
+from class_clients import USER_HEADER, WELL_BEHAVED, class_plan, session_ws, split
 from inspectors.base import proctree
 from inspectors.base.settings import default_workers
 from tests_helpers import load  # (benchmarks/tests_helpers.py)
@@ -262,7 +262,7 @@ def main() -> int:
                          "collapsed stacks to this file) and print the top of the profile (one process only)")
     ap.add_argument("--alone-only", action="store_true", help="the alone baseline only (a quick look at one click's cost)")
     args = ap.parse_args()
-    env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout)}
+    env = {"TLENS_CLASS": "1", "TLENS_COMPILE_TIMEOUT": str(args.timeout), "TLENS_USER_HEADER": USER_HEADER}
     if args.workers:
         env["TLENS_WORKERS"] = str(args.workers)
     plan = class_plan(args.sessions, args.libops)

@@ -99,6 +99,7 @@ class OwnSandboxes:
         self._lock = threading.Lock()
         self._live: OrderedDict[str, _Own] = OrderedDict()        # least recently used first
         self._pending: dict[str, threading.Event] = {}            # sessions whose sandbox is being started
+        self._wanted: OrderedDict[str, None] = OrderedDict()      # named sessions a start was refused: next
         self.started = 0          # sandboxes started, over the engine's life
         self.evicted = 0          # taken away at the cap for a new student
         self._closed = threading.Event()
@@ -161,7 +162,21 @@ class OwnSandboxes:
         done.set()
         if own is None:
             worker.kill()
+        else:
+            self._start_wanted()
         return own
+
+    def _start_wanted(self) -> None:
+        """A start is done: the next named student whose page opened while others were starting
+        (Gate's `starting` limit) gets theirs now, in the background. (A class opens its pages
+        at once: without this, all but the first few would start their sandbox at their first
+        compile, with the class's compiles queued behind.)"""
+        with self._lock:
+            session = next(iter(self._wanted), None) if not self._closed.is_set() else None
+            if session is not None:
+                del self._wanted[session]
+        if session is not None:
+            threading.Thread(target=self.prewarm, args=(session,), daemon=True, name="tlens-own-next").start()
 
     def note(self, session: str, address: str, named: bool) -> None:
         """Where the session's requests come from, and whether the proxy named its user."""
@@ -182,8 +197,12 @@ class OwnSandboxes:
         own) if its user is named by the proxy; a cookie's identity waits for its first compile."""
         with self._lock:
             named = self._who.get(session, ("", True))[1]       # a caller that never said: named
-        if session and named:
-            self._take(session, start=True)
+        if session and named and self._take(session, start=True) is None:
+            with self._lock:                 # refused for now: started when a start is done
+                if session not in self._live and session not in self._pending:
+                    self._wanted[session] = None
+                    while len(self._wanted) > self.cap:
+                        self._wanted.popitem(last=False)
 
     def acquire(self, session: str) -> Worker | None:
         """The session's sandbox for one job; None at the cap, or while it runs another job of
@@ -217,6 +236,7 @@ class OwnSandboxes:
         """The session's student is gone (their tabs closed): their sandbox stopped now, unless a
         job of theirs runs (then at the next reap). True if one was stopped."""
         with self._lock:
+            self._wanted.pop(session, None)
             own = self._live.get(session)
             if own is None or own.busy:
                 return False

@@ -389,3 +389,33 @@ def test_the_status_line_shows_what_each_student_holds():
     assert presence.held_bytes({"a": "x" * 1000, "b": ("y" * 500, b"z" * 24)}) >= 1524
     presence._students.clear()
     own.close()
+
+
+def test_a_class_opening_its_pages_at_once_gets_every_sandbox_started():
+    """Twelve named students open their pages at the same moment; at most two sandboxes start
+    at once (the Gate): the refused ones are started as the starts before them end, not left
+    to their first compile. A student who leaves before their turn is not started."""
+    from inspectors.compile.own import Gate
+    started, lock = [], threading.Lock()
+
+    def spawn():
+        time.sleep(0.1)                     # a sandbox takes a while to start
+        with lock:
+            started.append(FakeWorker())
+            return started[-1]
+    own = OwnSandboxes(spawn, 20, 600.0, gate=Gate(starting=2))
+    try:
+        names = [f"user:s{i}" for i in range(12)]
+        threads = [threading.Thread(target=own.prewarm, args=(n,)) for n in names]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert own.status()["refused"] > 0                  # the limit held...
+        own.forget(names[-1])                               # (gone before a start came to them, or not)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and len(own.sessions()) < 11:
+            time.sleep(0.05)
+        assert set(names[:-1]) <= set(own.sessions())      # ...and every other one started
+    finally:
+        own.close()
