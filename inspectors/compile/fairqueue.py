@@ -13,8 +13,11 @@
   `OWN_FIRST_LAUNCH_S` if it has not begun to compile a kernel by then (the file's own Python
   is running: a `while True` in example() costs the class a tenth of a second of a core, not
   a second), so hangs never hold the slots a class compiles on. Such a job that then begins a
-  launch was slow, not hung: it gets its sandbox's usual CPU share back (still without a slot)
-  until OWN_DETACH_S, when it is lowered again. One waiter (the *watcher*) wakes at the next
+  launch was slow, not hung: it gets its sandbox's usual CPU share back (still without a slot).
+  A detached job compiling its launches (a library op's fifty) keeps that share while they
+  keep coming (its sandbox's cgroup weighs as one student's compile, however many launches
+  compile side by side), and is lowered once none has finished for OWN_STALL_S: the class's
+  hangs, at the lowest priority, do not take a long compile's CPU. One waiter (the *watcher*) wakes at the next
   such deadline and looks at the running jobs; the others sleep until a worker is given or
   their queue line is due (WAITER_WAKE_S): 28 students each reading every own job's cgroup
   40 times a second was a fifth of the class server's CPU.
@@ -43,6 +46,9 @@ OWN_DETACH_S = 1.0
 # A longer one lets a class's hangs cost its p95 (docs/06-serving-a-class.md#figures-one-process-or-several).
 OWN_FIRST_LAUNCH_S = 0.1
 OWN_LAUNCH_POLL_S = 0.025     # how often a job before its first launch (or lowered before it) is looked at
+# A detached job whose launches have begun keeps its share while a launch finishes at least this
+# often (a launch compiles in well under it: benchmarks/library_ops.py), else it is lowered.
+OWN_STALL_S = 15.0
 WAITER_WAKE_S = 0.5           # how often a waiter that is not the watcher wakes (its queue line)
 
 
@@ -62,7 +68,8 @@ class Ticket:
         self.on_progress = None               # told of its launches as they are done (journal.streamer)
         self.cpu0: float | None = None        # its sandbox's CPU seconds when it was sent (sandbox_cpu)
         self.watch: str | None = None         # detached and lowered before its first launch: "launch"
-                                              # (watched for one), then "detach" (its share back until OWN_DETACH_S)
+                                              # (watched for one); compiling launches: "compiling"
+        self.done_at: tuple[int, float] = (0, 0.0)   # "compiling": launches done, when that last changed
 
 
 class FairQueue:
@@ -126,7 +133,7 @@ class FairQueue:
         for slot, t in self._busy.items():
             if t.started is not None and slot not in self._stragglers:
                 wait = min(wait, max(0.01, self._limits(slot, t)[0] - now))
-        if any(t.watch for t in self._detached):
+        if any(t.watch == "launch" for t in self._detached):
             wait = min(wait, OWN_LAUNCH_POLL_S)
         return wait
 
@@ -236,13 +243,15 @@ class FairQueue:
             deadline, own = self._limits(slot, t)          # own: in its student's own sandbox
             if now < deadline:
                 continue
-            if not t.reniced:
+            compiling = own and t.job is not None and _launch_begun(t.job)
+            if not t.reniced and not compiling:
                 t.reniced = True
                 lower_priority(t.worker or self._slots[slot])
             if own:
                 del self._busy[slot]
                 self._detached.add(t)
-                t.watch = "launch" if t.job is not None and not _launch_begun(t.job) else None
+                t.watch = "compiling" if compiling else "launch" if t.job is not None else None
+                t.done_at = (_launches_done(t.job), now)
                 self._changes += 1
                 self._dispatch()
                 continue
@@ -263,11 +272,15 @@ class FairQueue:
             if t.watch and t.job is None:           # its job is over (the engine let go of its folder)
                 t.watch = None
             elif t.watch == "launch" and _launch_begun(t.job):
-                t.watch = "detach"
+                t.watch, t.done_at = "compiling", (_launches_done(t.job), now)
                 restore_priority(t.worker)
-            elif t.watch == "detach" and now >= (t.sent or t.started) + OWN_DETACH_S:
-                t.watch = None
-                lower_priority(t.worker)
+            elif t.watch == "compiling":
+                done = _launches_done(t.job)
+                if done != t.done_at[0]:
+                    t.done_at = (done, now)
+                elif now >= t.done_at[1] + OWN_STALL_S:     # no launch finished for a while: stuck
+                    t.watch, t.reniced = None, True
+                    lower_priority(t.worker)
 
     def _finish(self, ticket: Ticket) -> None:
         with self._cv:
@@ -311,6 +324,15 @@ def sandbox_cpu(worker) -> float | None:
     if cgroup is None:
         return None
     return sum(proctree.cpu_seconds(pid) for pid in cgroup.pids())
+
+
+def _launches_done(job) -> int:
+    """How many of the job's launches are done (journal.answered's files; the job makes them, so
+    this only counts names, at most a listing a check)."""
+    try:
+        return sum(1 for n in os.listdir(job.fd) if n.endswith(".answer.json"))
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _launch_begun(job) -> bool:

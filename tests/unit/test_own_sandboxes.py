@@ -167,8 +167,9 @@ def _kernel():
 
 def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begins(tmp_path, monkeypatch):
     """Detached at OWN_FIRST_LAUNCH_S with no launch begun (a hang, or a slow start), its sandbox
-    lowered; once its journal shows a launch it was slow, not hung: its share back, and lowered
-    again OWN_DETACH_S after it was sent if it still runs. A hang is never given it back."""
+    lowered; once its journal shows a launch it was slow, not hung: its share back, kept while
+    its launches keep finishing, lowered once none has for OWN_STALL_S. A hang is never given it
+    back."""
 
     from inspectors.compile import fairqueue, journal
 
@@ -197,9 +198,14 @@ def test_a_job_lowered_before_its_first_launch_gets_its_share_back_when_one_begi
         journal.begin(slow.job.path, 0, _kernel())           # alice's file reaches its launch
         with q._cv:
             q._check_stragglers()
-        assert calls == [("restore", slow.worker)] and slow.watch == "detach" and hang.watch == "launch"
+        assert calls == [("restore", slow.worker)] and slow.watch == "compiling" and hang.watch == "launch"
         calls.clear()
-        slow.sent -= fairqueue.OWN_DETACH_S                   # still running OWN_DETACH_S after it was sent
+        journal.answered(slow.job.path, 0, {"kernel": {}})   # a launch finished: progress
+        slow.done_at = (slow.done_at[0], slow.done_at[1] - fairqueue.OWN_STALL_S)
+        with q._cv:
+            q._check_stragglers()
+        assert calls == [] and slow.watch == "compiling" and slow.done_at[0] == 1     # its share kept
+        slow.done_at = (1, slow.done_at[1] - fairqueue.OWN_STALL_S)      # then none for OWN_STALL_S
         with q._cv:
             q._check_stragglers()
         assert calls == [("lower", slow.worker)] and slow.watch is None and hang.watch == "launch"
