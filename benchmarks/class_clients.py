@@ -102,8 +102,8 @@ def class_plan(n: int, libops: int = 0) -> list[tuple[str, int]]:
     return plan
 
 
-# A class server sits behind a proxy that names each student (docs/06): the server starts a named
-# student's own sandbox when their page opens (a cookie's identity starts none until it compiles,
+# A class server sits behind a proxy that names each student (docs/06-serving-a-class.md): a named
+# student's own sandbox starts when their page opens (a cookie's identity starts none until it compiles,
 # and at most a few a minute from one address: inspectors/compile/own.py's Gate).
 USER_HEADER = "X-Class-User"
 
