@@ -3,9 +3,10 @@ the whole op is, against the goals, side by side in one run.
 
     .venv/bin/python benchmarks/library_ops.py [--reps 3] [--children 0]
 
-Per op (drivers in benchmarks/drivers/, the libraries pinned in the dev extra): a warm worker, a
-cold Triton cache for every run, the request the explorer sends (SASS on demand, the analysis
-budget), through Lens.compile with `on_progress` as the page streams it. Medians of --reps runs:
+Per op (drivers in benchmarks/drivers/; fla-core 0.6.0 and torchao 0.18.0, which `make setup`
+installs): a warm worker, a cold Triton cache for every run, the request the explorer sends (SASS
+on demand, the analysis budget), through Lens.compile with `on_progress` as the page streams it.
+Medians of --reps runs:
 
 - launches: what example() made (an autotuner's configs each one);
 - example: loading the file and running example() (the worker's own clock, launches.json);
@@ -28,7 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 DRIVERS = ("benchmarks/drivers/fla_chunk_gla.py", "benchmarks/drivers/torchao_fp8_gemm.py",
            "tests/snippets/autotune_matmul.py")
 FIRST_GOAL_S = 3.0
