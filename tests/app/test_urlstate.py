@@ -111,7 +111,7 @@ def test_a_link_whose_compile_fails_compiles_once(monkeypatch):
     from inspectors.base.result import CompileError, CompileResult
     calls = []
 
-    def timed_out(request, timeout):
+    def timed_out(request, timeout, on_progress=None):
         calls.append(request.filename)
         return CompileResult(error=CompileError("timeout", f"compile took longer than {timeout:g} s and was "
                                                 "stopped", request.filename, None))

@@ -351,7 +351,8 @@ def test_a_driver_importing_transformers(engine, snippet):
                                       filename="transformers_driver.py"), timeout=300)
     assert r.ok, r.error
     assert [k.name for k in r.kernels] == ["_rms_norm_forward_kernel", "_rms_norm_backward_kernel"]
-    assert "transformers 4.57.6" in r.output
+    from importlib.metadata import version
+    assert f"transformers {version('transformers')}" in r.output    # 4.57.6 as pinned; the GPU machine has its own
     again = engine.compile(CompileRequest(source=snippet("vadd.py"), filename="vadd.py"), timeout=120)
     assert again.ok, again.error
 
