@@ -16,7 +16,10 @@ Medians of --reps runs:
   compiled and read by the server (polled five times a second, as the page is);
 - whole: the compile call's wall time.
 
-Goals (issue 45): first ≤ 3 s; whole ≤ 1.2 × Σ compile ÷ cores + example.
+Goals (issue 45): first ≤ 3 s; whole ≤ 1.2 × Σ compile ÷ cores + example. Beside the last, the
+same with the job's whole CPU for Σ compile (`job`: each launch's analysis too, memory ops, source
+map, bank conflicts, which the worker runs beside its compile): how well the job's work spreads
+over the cores.
 """
 from __future__ import annotations
 
@@ -77,17 +80,20 @@ def main() -> int:
     print(f"library_ops: cold Triton cache, warm worker, medians of {args.reps}; {cores} compile children, "
           f"{os.cpu_count()} CPUs; torch {torch.__version__}, triton {triton.__version__}")
     print(f"{'op':24} {'launches':>8} {'example':>8} {'Σ compile':>10} {'job CPU':>8} {'first':>6} "
-          f"{'goal':>5} {'whole':>7} {'goal':>7}  met")
+          f"{'goal':>5} {'whole':>7} {'goal':>7} {'job':>7}  met")
     for rel in DRIVERS:
         if args.only and args.only not in rel:
             continue
         runs = [one(ROOT / rel) for _ in range(args.reps)]
         med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         whole_goal = WHOLE_FACTOR * med["compile"] / cores + med["example"]
+        job_goal = WHOLE_FACTOR * (med["cpu"] - med["example"]) / cores + med["example"]
         met = ("first " + ("met" if med["first"] <= FIRST_GOAL_S else "MISSED") + ", whole "
-               + ("met" if med["whole"] <= whole_goal else "MISSED"))
+               + ("met" if med["whole"] <= whole_goal else "MISSED") + " (job: "
+               + ("met" if med["whole"] <= job_goal else "MISSED") + ")")
         print(f"{Path(rel).stem:24} {med['launches']:8.0f} {med['example']:7.1f}s {med['compile']:9.1f}s "
-              f"{med['cpu']:7.1f}s {med['first']:5.1f}s {FIRST_GOAL_S:4.0f}s {med['whole']:6.1f}s {whole_goal:6.1f}s  {met}")
+              f"{med['cpu']:7.1f}s {med['first']:5.1f}s {FIRST_GOAL_S:4.0f}s {med['whole']:6.1f}s {whole_goal:6.1f}s "
+              f"{job_goal:6.1f}s  {met}")
         wholes = ", ".join(f"{r['whole']:.1f}" for r in runs)
         print(f"{'':24} runs (whole): {wholes} s", flush=True)
     return 0
