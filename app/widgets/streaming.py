@@ -72,7 +72,10 @@ class Preview:
         for column, name in zip(st.columns(len(shown), gap="small"), shown):
             with column:
                 st.markdown(f"**{stages.get(name).label}** · {html.escape(first.name)} ({backend})")
-                st.html(stage_html.render_stage_html(name, first.stages[name], max_height=420))
+                # `data-preview`, not the panels' `data-stage`: what finds the finished page's panels
+                # (its scripts, tests) never finds this one
+                st.html(stage_html.render_stage_html(name, first.stages[name], max_height=420).replace(
+                    'data-stage="', 'data-preview="', 1))
 
     def done(self) -> None:
         """The placeholder cleared; a stop Streamlit asked for while it drew, raised now."""

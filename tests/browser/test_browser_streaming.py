@@ -11,11 +11,12 @@ require_chromium()
 
 from playwright.sync_api import expect  # noqa: E402
 
-# In one animation frame of the page: the preview's PTX panel is there, and its line says some
+# In one animation frame of the page: the preview's PTX panel is there (`data-preview`: the
+# finished page's panels are `data-stage`), and its line says some
 # but not all launches are compiled (k of N, 1 <= k < N).
 STREAMING = """() => {
   const m = document.body.innerText.match(/Compiling: (\\d+) of (\\d+) launches compiled/);
-  const ptx = document.querySelector('.tlens-panel[data-stage="ptx"]');
+  const ptx = document.querySelector('.tlens-panel[data-preview="ptx"]');
   if (!m || !ptx) return null;
   const k = +m[1], n = +m[2];
   return (k >= 1 && k < n && ptx.innerText.includes('.entry scale_kernel')) ? [k, n] : null;
