@@ -122,7 +122,7 @@ def _step(st: _Lanes, op: str, args: list[str], pred) -> None:
     wide = base in ("mul", "mad") and "wide" in parts
     m = _M64 if wide else mask
     fn = None
-    if base in ("mov", "cvt", "cvta") and len(src) >= 1:
+    if base in ("mov", "cvt", "cvta") and len(src) == 1:     # (a packing cvt, two sources: unknown)
         fn = lambda a: a  # noqa: E731
     elif base == "add" and len(src) == 2:
         fn = lambda a, b: a + b  # noqa: E731

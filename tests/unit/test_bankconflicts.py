@@ -40,6 +40,21 @@ def test_lane_addresses_and_wavefronts_on_written_ptx():
     # the last load's address came from global memory: unknown, no prediction
 
 
+def test_a_packing_cvt_of_two_sources_is_unknown_not_an_error():
+    # fla's chunk kernels pack bf16 pairs (cvt.rn.bf16x2.f32 %r, %f, %f): before, a one-source
+    # rule took it and the whole kernel's analysis failed
+    ptx = """
+	mov.u32 	%r1, %tid.x;
+	cvt.rn.bf16x2.f32 	%r2, %f1, %f2;
+	shl.b32 	%r3, %r1, 2;
+	add.s32 	%r4, %r3, %r2;
+	ld.shared.b32 	%r5, [%r4];
+	st.shared.b32 	[%r3], %r2;
+"""
+    got = bc.predict(ptx)
+    assert [(a.op, a.wavefronts) for a in got] == [("st.shared.b32", 1)]   # the load's address is unknown
+
+
 def test_the_unswizzled_buffer_is_32_way_and_the_padded_one_free(engine):
     r = engine.compile(CompileRequest(source=PATH.read_text(), filename=PATH.name, target="cuda:90", sass=False))
     assert r.ok, r.error
