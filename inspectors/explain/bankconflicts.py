@@ -191,11 +191,12 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
     """Every shared access of the PTX whose lane addresses are known, with its wavefronts."""
     st = _Lanes()
     out = []
-    for n, line in enumerate(ptx.splitlines()[:MAX_LINES], 1):
-        m = _INSN_RE.match(line)
-        if not m:
-            continue
-        op, args = m["op"], [a.strip() for a in _split_args(m["args"])]
+    insns = [(n, m, m["op"], [a.strip() for a in _split_args(m["args"])])
+             for n, line in enumerate(ptx.splitlines()[:MAX_LINES], 1) if (m := _INSN_RE.match(line))]
+    needed = _feeding_addresses(insns)
+    for n, m, op, args in insns:
+        if _access(op) is None and not needed.intersection(args[0].split("|") if args else ()):
+            continue             # its value never reaches a shared address (a float op, a global pointer)
         pred = None
         if m["pred"]:
             p = st.get(m["pred"])
@@ -228,6 +229,28 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
             continue
         _step(st, op, args, pred)
     return tuple(out)
+
+
+def _feeding_addresses(insns) -> set[str]:
+    """The registers a shared access's address is computed from (its backward slice, loops
+    included: passes until nothing is added), predicates of the instructions on the way too."""
+    needed: set[str] = set()
+    for _, _, op, args in insns:
+        if _access(op) is not None:
+            mem = next((a for a in args if a.startswith("[")), None)
+            if mem and (mm := _MEM_RE.match(mem)) and mm["reg"]:
+                needed.add(mm["reg"])
+    grew = bool(needed)
+    while grew:
+        grew = False
+        for _, m, op, args in reversed(insns):
+            if not args or not needed.intersection(d.strip() for d in args[0].split("|")):
+                continue
+            for a in [*args[1:], m["pred"] or ""]:
+                if a.startswith("%") and a not in needed:
+                    needed.add(a)
+                    grew = True
+    return {n.strip() for n in needed}
 
 
 def _split_args(text: str) -> list[str]:
