@@ -243,7 +243,7 @@ def _feeding_addresses(insns) -> set[str]:
     grew = bool(needed)
     while grew:
         grew = False
-        for _, m, op, args in reversed(insns):
+        for _, m, _op, args in reversed(insns):
             if not args or not needed.intersection(d.strip() for d in args[0].split("|")):
                 continue
             for a in [*args[1:], m["pred"] or ""]:
