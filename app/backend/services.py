@@ -46,10 +46,19 @@ def prewarm_own(user: str) -> None:
 
 def compile_kernel(request: CompileRequest, timeout: float, on_progress: Callable | None = None) -> CompileResult:
     """A compile for this session, its wait shown (and, with `on_progress`, its launches as they
-    are compiled: app/widgets/streaming.py); its key, hit and page time kept for the page."""
+    are compiled: app/widgets/streaming.py); its key, hit and page time kept for the page.
+
+    With `on_progress` the compile runs in a thread of its own and this run draws its progress
+    (`on_progress(Progress)` about five times a second, from this run's thread): a click in the
+    progress (another launch to look at) or a keystroke stops this run at once, and the compile
+    goes on; the next run asks for the same request and waits for that compile (the result
+    cache's one computation per key), not for a new one."""
     reporter = queue_line.reporter(lens().engine().size)
     try:
-        done = lens().compile(request, who(), timeout, on_wait=reporter, on_progress=on_progress)
+        if on_progress is None:
+            done = lens().compile(request, who(), timeout, on_wait=reporter)
+        else:
+            done = _in_background(request, timeout, reporter, on_progress)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = done.seconds
@@ -57,6 +66,33 @@ def compile_kernel(request: CompileRequest, timeout: float, on_progress: Callabl
     st.session_state["last_compile"] = {"key": done.result.key, "hit": done.hit,
                                            "page_s": max(0.0, time.perf_counter() - done.seconds - started)}
     return done.result
+
+
+def _in_background(request: CompileRequest, timeout: float, reporter: Callable, on_progress: Callable):
+    """lens().compile in a thread; its queue wait and progress drawn from this one (Streamlit's
+    elements belong to the run's thread). What this run's drawing raises (Streamlit stopping it)
+    leaves the compile running."""
+    box: dict = {"wait": None, "progress": None}
+    finished = threading.Event()
+    user, server = who(), lens()
+
+    def run() -> None:
+        try:
+            box["done"] = server.compile(request, user, timeout, on_wait=lambda *w: box.__setitem__("wait", w),
+                                         on_progress=lambda p: box.__setitem__("progress", p))
+        except BaseException as e:  # noqa: BLE001 - raised again in the page's run
+            box["error"] = e
+        finally:
+            finished.set()
+    threading.Thread(target=run, name="tlens-compile", daemon=True).start()
+    while not finished.wait(0.2):
+        if box["wait"] is not None:
+            reporter(*box["wait"])
+        if box["progress"] is not None:
+            on_progress(box["progress"])
+    if "error" in box:
+        raise box["error"]
+    return box["done"]
 
 
 def result_gzipped() -> bytes | None:

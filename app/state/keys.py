@@ -36,6 +36,7 @@ CONSTEXPRS = "constexprs"
 SIGNATURE = "signature"
 TIMEOUT = "timeout"
 LAUNCH = "launch"                 # which launch of example() is shown
+PREVIEW_LAUNCH = "preview_launch" # the launch picked while the others compile (app/widgets/streaming.py)
 FOLLOW = "follow"                 # the followed Python line
 HEAT = "heat"                     # "Measured heat" toggle
 REGS = "live-regs"                # "Live registers" toggle (bars in the Python panel)
