@@ -96,7 +96,8 @@ class Preview:
     def _draw_body(self, progress, wanted) -> None:
         shown = progress.kernel(wanted) if wanted is not None else progress.first()
         if wanted is not None and shown is None:
-            st.caption(f"Launch {wanted + 1} is still compiling: it is shown here as soon as it is done.")
+            progress.want(wanted)             # compiled next, once a core is free
+            st.caption(f"Launch {wanted + 1} is compiled next: it is shown here as soon as it is done.")
             return
         if shown is None:
             return
@@ -107,7 +108,7 @@ class Preview:
         names = [n for n in ("source", machine) if shown.stages.get(n)]
         for column, name in zip(st.columns(len(names), gap="small"), names):
             with column:
-                st.markdown(f"**{stages.get(name).label}** · {html.escape(shown.name)} ({backend})")
+                st.markdown(f"**{stages.get(name).label}** · launch {shown.launch + 1}: {html.escape(shown.name)} ({backend})")
                 # `data-preview`, not the panels' `data-stage`: what finds the finished page's panels
                 # (its scripts, tests) never finds this one
                 st.html(stage_html.render_stage_html(name, shown.stages[name], max_height=420).replace(

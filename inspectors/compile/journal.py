@@ -54,6 +54,23 @@ def answered(job_dir: Path, index: int, data: dict) -> None:
     os.replace(part, job_dir / f"launch-{index}.answer.json")
 
 
+WANTED = "wanted.json"      # the launches the page asked to see, the latest last (written by the server)
+
+
+def next_launch(job_dir: Path, todo: list[int]) -> int:
+    """Taken from `todo` (launch indices still to compile): the one the page asked to see last
+    (Stream.want: a reader opened it while the others compile), else the first in launch order."""
+    try:
+        wanted = json.loads((job_dir / WANTED).read_text()[:4096])
+    except (OSError, ValueError):
+        wanted = []
+    for i in reversed(wanted if isinstance(wanted, list) else []):
+        if i in todo:
+            todo.remove(i)
+            return i
+    return todo.pop(0)
+
+
 def running(folder: Path, stage: str | None) -> None:
     """Triton's stage `stage` starts (None: no stage runs any more)."""
     if stage is None:
@@ -238,6 +255,7 @@ class Progress:
     done: dict[int, float] = field(default_factory=dict)
     _kernels: dict = field(default_factory=dict, repr=False, compare=False)
     _read: object = field(default=None, repr=False, compare=False)
+    _want: object = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> int:
@@ -248,6 +266,11 @@ class Progress:
         if i not in self._kernels and i in self.done and self._read is not None:
             self._kernels[i] = self._read(i)
         return self._kernels.get(i)
+
+    def want(self, i: int) -> None:
+        """Launch i compiled next (once a core is free), if it is not done yet: a reader opened it."""
+        if self._want is not None and i not in self.done:
+            self._want(i)
 
     def first(self) -> KernelResult | None:
         """The earliest launch (in launch order) compiled so far that can be read."""
@@ -264,8 +287,9 @@ class Stream:
 
     def __init__(self, job: JobDir, started: float | None = None):
         self.job, self.started = job, time.monotonic() if started is None else started
-        self.progress = Progress(_read=self._kernel)
+        self.progress = Progress(_read=self._kernel, _want=self._wanted)
         self.budget = MAX_STREAMED_BYTES
+        self.wanted: list[int] = []
 
     def _file(self, name: str, limit: int) -> bytes:
         if self.budget <= 0:
@@ -280,6 +304,23 @@ class Stream:
             return bounded(CompileResult(kernels=(KernelResult.from_json(data["kernel"]),))).kernels[0]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
+
+    def _wanted(self, i: int) -> None:
+        """WANTED rewritten with i last, through the folder's descriptor: a fresh file of a random
+        name (never one the job put there, never through a link), then renamed over the old."""
+        if not isinstance(i, int) or not 0 <= i < self.progress.total or (self.wanted and self.wanted[-1] == i):
+            return
+        self.wanted = [w for w in self.wanted if w != i][-15:] + [i]
+        part = f".wanted-{secrets.token_hex(6)}"
+        try:
+            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=self.job.fd)
+            try:
+                os.write(fd, json.dumps(self.wanted).encode())
+            finally:
+                os.close(fd)
+            os.replace(part, WANTED, src_dir_fd=self.job.fd, dst_dir_fd=self.job.fd)
+        except OSError:
+            pass                           # the job is over (its folder closed) or refused it: nothing to ask
 
     def poll(self) -> Progress | None:
         try:

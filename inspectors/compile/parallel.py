@@ -45,7 +45,7 @@ def compile_forked(n: int, job_dir: Path, filename: str, compile_one: Callable[[
     todo = list(range(n))
     while todo or running:
         while todo and len(running) < cores():
-            i = todo.pop(0)
+            i = journal.next_launch(job_dir, todo)        # a launch the page opened first, else in order
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()

@@ -215,17 +215,19 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
 
 
 def compile_launches(shim, launches, gtarget, target, req, path: Path, output_path: Path) -> list[KernelResult]:
-    """Every recorded launch compiled, in launch order: one after another (each launch's SASS
+    """Every recorded launch compiled, in launch order (one the page opened meanwhile first:
+    journal.next_launch): one after another (each launch's SASS
     disassembled while the next compiles), or, several launches on several cores, in forked
     children at the same time (inspectors/compile/parallel.py)."""
     if parallel.worth_forking(len(launches), req.pass_dump):    # each child analyses its own kernel too
         return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _analysed(_finish(
             *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)), req, path.name))
-    pending = []
-    for i, launch in enumerate(launches):
-        pending.append(_compile_one(shim, launch, gtarget, target, req, i, path, output_path))
-        journal.answered(output_path.parent, i, {"kernel": pending[-1][0].to_json()})   # streamed: its SASS comes after
-    return [_finish(kernel, sass) for kernel, sass in pending]
+    pending, todo = {}, list(range(len(launches)))
+    while todo:                  # in launch order, but a launch the page opened meanwhile first
+        i = journal.next_launch(output_path.parent, todo)
+        pending[i] = _compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)
+        journal.answered(output_path.parent, i, {"kernel": pending[i][0].to_json()})   # streamed: its SASS comes after
+    return [_finish(*pending[i]) for i in range(len(launches))]
 
 
 def _analysed(kernel: KernelResult, req: CompileRequest, filename: str) -> KernelResult:

@@ -92,6 +92,64 @@ def test_engine_streams_each_launch_before_the_job_ends(engine, tmp_path, monkey
         assert k.stages["ptx"] == result.kernels[i].stages["ptx"] and k.label == result.kernels[i].label
 
 
+def test_next_launch_takes_the_one_the_page_asked_for_last(tmp_path):
+    todo = list(range(6))
+    assert journal.next_launch(tmp_path, todo) == 0 and todo == [1, 2, 3, 4, 5]     # nothing asked: in order
+    (tmp_path / journal.WANTED).write_text("[4, 2, 0]")                              # 0 is done already
+    assert journal.next_launch(tmp_path, todo) == 2 and todo == [1, 3, 4, 5]
+    assert journal.next_launch(tmp_path, todo) == 4 and todo == [1, 3, 5]
+    assert journal.next_launch(tmp_path, todo) == 1
+    (tmp_path / journal.WANTED).write_text('{"not": "a list"}')
+    assert journal.next_launch(tmp_path, todo) == 3
+
+
+def test_want_is_written_through_the_folders_descriptor_never_through_a_link(tmp_path):
+    """The job may put a link where the server writes: the link itself is replaced, the file it
+    points to (another student's) is left as it was; a launch done or out of range is not asked."""
+    job = journal.JobDir.create(tmp_path)
+    try:
+        stream = journal.Stream(job)
+        journal.listed(job.path, ["a", "b", "c", "d"], 0.1)
+        journal.answered(job.path, 0, {"kernel": _kernel(0).to_json()})
+        p = stream.poll()
+        victim = tmp_path / "victim.txt"
+        victim.write_text("theirs")
+        os.symlink(victim, job.path / journal.WANTED)
+        p.want(0)                                    # done: nothing to ask
+        assert (job.path / journal.WANTED).is_symlink()
+        p.want(3)
+        p.want(2)
+        p.want(9)                                    # no such launch
+        assert victim.read_text() == "theirs" and not (job.path / journal.WANTED).is_symlink()
+        assert json.loads((job.path / journal.WANTED).read_text()) == [3, 2]
+        assert not list(job.path.glob(".wanted-*"))
+    finally:
+        job.close()
+    p.want(1)                                        # the job is over: nothing to write, no error
+
+
+def test_a_launch_opened_while_the_others_compile_is_compiled_next(engine, tmp_path):
+    """The autotuner's 8 configs (a cold Triton cache: the source made unique): asked for the
+    last config as soon as the list is there, the job compiles it before those in between."""
+    path = SNIPPETS / "autotune_matmul.py"
+    source = path.read_text().replace("    pid_m, pid_n = tl.program_id(0), tl.program_id(1)\n",
+                                      f"    pid_m, pid_n = tl.program_id(0), tl.program_id(1)  # {os.urandom(8).hex()}\n")
+    asked = []
+
+    def on_progress(p):
+        if not asked:
+            p.want(7)
+            asked.append((p, sorted(p.done)))
+    result = engine.compile(CompileRequest(source=source, filename=path.name, sass=False), timeout=300,
+                            on_progress=on_progress)
+    assert result.ok, result.error
+    progress, done_when_asked = asked[0]
+    assert len(done_when_asked) <= 2                        # asked before a third launch began
+    seen = progress.done                                    # launch -> when the server saw it done
+    assert sorted(seen) == list(range(8))
+    assert seen[7] < seen[5] and seen[7] < seen[6], seen    # 7 jumped the queue
+
+
 def test_a_callback_that_raises_leaves_the_compile_whole(engine):
     calls = []
 
