@@ -84,12 +84,19 @@ def cpu_side(out: Path) -> None:
                 continue
             data["drivers"][_key(path)] = {"kernels": [
                 {"name": k.name, "num_warps": k.options.get("num_warps"), "num_stages": k.options.get("num_stages"),
-                 "args": [a.describe() for a in k.args], "ptx": normalized_ptx(k.stages["ptx"])}
+                 "args": [a.describe() for a in k.args], "ptx": normalized_ptx(k.stages["ptx"]),
+                 **_inductor_texts(k.name, k.stages.get("source", ""), k.stages.get("ttir", ""))}
                 for k in r.kernels]}
             print(f"{path.name}: {len(r.kernels)} kernels")
     finally:
         engine.close()
     out.write_text(json.dumps(data, indent=1))
+
+
+def _inductor_texts(name: str, source: str, ttir: str) -> dict:
+    """An Inductor kernel's generated file and TTIR, kept to explain a PTX that differs (written
+    beside the PTX texts: the first place two sides part)."""
+    return {"src": source, "ttir": ttir} if name.startswith("triton_") else {}
 
 
 def _run_on_gpu(path: Path) -> list[dict]:
@@ -156,7 +163,9 @@ class _record_inductor:
             for r in getattr(autotuner, "compile_results", ()):
                 k = r.kernel
                 record.kernels.append({"name": autotuner.fn.__name__, "num_warps": k.metadata.num_warps,
-                                       "num_stages": k.metadata.num_stages, "ptx": normalized_ptx(k.asm["ptx"])})
+                                       "num_stages": k.metadata.num_stages, "ptx": normalized_ptx(k.asm["ptx"]),
+                                       **_inductor_texts(autotuner.fn.__name__, getattr(autotuner.fn, "src", ""),
+                                                         k.asm.get("ttir", ""))})
             return out
         th.CachingAutotuner.precompile = precompile
 
@@ -199,8 +208,10 @@ def gpu_side(cpu_json: Path) -> int:
             pool.remove(match)
             ptx = ("same" if match.get("ptx") == k["ptx"] else "DIFFERENT") if same_version else "n/a (versions)"
             if ptx == "DIFFERENT":                 # both texts beside the CPU side's JSON, to diff
-                for side, text in (("cpu", k["ptx"]), ("gpu", match.get("ptx") or "")):
-                    cpu_json.with_name(f"{path.stem}.{k['name']}.{mismatches}.{side}.ptx").write_text(text)
+                for side, texts in (("cpu", k), ("gpu", match)):
+                    for ext in ("ptx", "ttir", "src"):
+                        if texts.get(ext):
+                            cpu_json.with_name(f"{path.stem}.{k['name']}.{mismatches}.{side}.{ext}").write_text(texts[ext])
             ok = match.get("num_warps") == k["num_warps"] and match.get("num_stages") == k["num_stages"] and ptx != "DIFFERENT"
             mismatches += not ok
             same += ok

@@ -15,7 +15,7 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 export PYTHONUNBUFFERED=1 TLENS_TRITON_CACHE_DIR=/tmp/tlens-triton-cache TLENS_WORKSPACE_DIR=/tmp/tlens-workspace
 REPORT="$OUT/gpu_drivers.txt"
-rm -f "$OUT"/*.ptx
+rm -f "$OUT"/*.ptx "$OUT"/*.ttir "$OUT"/*.src
 echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
 # TLENS_DRIVERS="fla torchao": only the drivers whose path contains one of the words
 ONLY=(); for w in ${TLENS_DRIVERS:-}; do ONLY+=(--only "$w"); done
