@@ -33,6 +33,8 @@ What this patches, each for one call a CPU-only build of torch cannot answer:
   `torch.cuda.is_available()`, True in the view, and would start CUDA);
 - FlexAttention's fake implementation copies between fake `cuda` tensors, which needs a CUDA
   device guard this build does not have: the copy's result made without the copy;
+- FlexAttention's kernel options, set from its inputs' device while traced (CPU inputs: no
+  logsumexp output, so another kernel): asked as for the target's tensors;
 - `triton_helpers.set_driver_to_gpu` would replace the compile-only driver with libcuda's;
 - `CachingAutotuner.precompile` and `.run`: record, never compile or launch there;
 - `torch.accelerator.current_stream`, where it raises (a CUDA build of torch with no GPU).
@@ -159,6 +161,25 @@ class CompiledOnTarget:
             torch._dynamo.reset()          # the next job's code is another file
         return False
 
+    def _patch_tracing(self):
+        """Once, at the first torch.compile: what Dynamo reads while it traces."""
+        if getattr(self, "_patched_tracing", False):
+            return
+        self._patched_tracing = True
+        import torch
+        # FlexAttention's options are set from the inputs' device while Dynamo traces: CPU inputs
+        # get no logsumexp output (CPU is inference only), the target's one whenever grad is on.
+        # Traced on CPU tensors standing for the target's, the options are asked as the target's.
+        api = importlib.import_module("torch.nn.attention.flex_attention")
+        options = api._apply_kernel_options
+        on_target = SimpleNamespace(device=torch.device("cuda"))
+
+        def options_on_target(query, key, value, *args, **kwargs):
+            if "cpu" in (query.device.type, key.device.type, value.device.type):
+                query = key = value = on_target
+            return options(query, key, value, *args, **kwargs)
+        self._set(api, "_apply_kernel_options", options_on_target)
+
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""
         if getattr(self, "_patched", False):
@@ -248,6 +269,7 @@ class CompiledOnTarget:
         real = self._real
         if disable:
             return model
+        self._patch_tracing()
         if backend == "inductor":
             from torch._inductor import list_mode_options
             patches = {**(list_mode_options(mode, dynamic) if mode and mode != "default" else {}), **(options or {})}

@@ -45,6 +45,18 @@ def test_flex_attention_compiles_its_template(engine, snippet):
     assert k.name.startswith("triton_tem_fused_flex_attention") and k.origin["category"] == "template"
     assert k.options["num_stages"] == 3 and k.options["num_warps"] == 4
     assert "mma" in k.stages["ptx"]          # the tensor-core dot products of the attention
+    # the target's kernel: with grad on, the logsumexp is written for a backward (traced on CPU
+    # tensors as they are, FlexAttention would leave it out, CPU being inference only)
+    assert "OUTPUT_LOGSUMEXP : tl.constexpr = True" in k.stages["source"]
+
+
+def test_flex_attention_under_no_grad_writes_no_logsumexp(engine, snippet):
+    src = snippet("compiled/flex.py").replace("    out = attention(q, k, v, block_mask=mask)",
+                                               "    with torch.no_grad():\n        out = attention(q, k, v, block_mask=mask)")
+    r = engine.compile(CompileRequest(source=src, filename="flex.py", sass=False), timeout=600)
+    assert r.ok, r.error
+    [k] = r.kernels
+    assert "OUTPUT_LOGSUMEXP : tl.constexpr = False" in k.stages["source"]
 
 
 def test_the_decorator_and_a_mode(engine, snippet):
