@@ -317,7 +317,13 @@ class CompiledOnTarget:
             # a backward graph is compiled from the autograd engine, inside the view: left here
             with self.view.plain() if self.view is not None else contextlib.nullcontext():
                 target_gm, fakes = _on_target(gm, example_inputs)
-                with torch._guards.tracing(None):
+                # a context of its own (the graph's fakes are the target's), with AOTAutograd's
+                # metadata of this graph: a backward's donated buffers (saved activations it may
+                # overwrite in place, as the GPU's backward does: in_out_ptr arguments)
+                outer = torch._guards.TracingContext.try_get()
+                context = torch._guards.TracingContext(getattr(outer, "fake_mode", None))
+                context.fw_metadata = getattr(outer, "fw_metadata", None)
+                with torch._guards.tracing(context):
                     try:
                         out = compile_fx_inner(target_gm, fakes, **kwargs)
                     except Exception as e:
