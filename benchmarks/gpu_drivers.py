@@ -41,12 +41,18 @@ DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
 ]
 LISTED = 12        # a driver with more kernels prints its mismatches and a count
 
+_ASSERT_FILE_RE = re.compile(r"(\.global \.align 1 \.b8 assertFile_\d+)\[\d+\] = \{([\d, ]+)\}")
 _FILE_RE = re.compile(r'^(\s*\.file\s+\d+\s+)"(?:[^"]*/)?([^"/]*)"(.*)$', re.M)
 
 
 def _key(path: Path) -> str:
     """A driver's name in the CPU side's JSON: its path in the repository (two are tma_matmul.py)."""
     return path.relative_to(ROOT).as_posix()
+
+
+def _assert_file(m: re.Match) -> str:
+    path = bytes(int(b) for b in m[2].split(",")).rstrip(b"\0").decode("utf-8", "replace")
+    return f'{m[1]} = "{path.rsplit("/", 1)[-1]}"'
 
 
 def normalized_ptx(ptx: str) -> str:
@@ -59,6 +65,8 @@ def normalized_ptx(ptx: str) -> str:
     # generated file by the hash of all its text, device properties included)
     body = re.sub(r"(\.loc\b[^\n]*?)\s*//[^\n]*", r"\1", body)
     body = re.sub(r'"c[a-z0-9]{51}\.py"', '"<inductor kernel file>.py"', body)
+    # a device_assert's file, its path spelled as bytes (`assertFile_0[121] = {47, 116, ...}`): its base name
+    body = _ASSERT_FILE_RE.sub(_assert_file, body)
     # `.file 2 "/usr/lib/python3/..." "rms_norm.py"` (directory, name) forms
     body = re.sub(r'^(\s*\.file\s+\d+\s+)"[^"]*"\s*,?\s*"([^"]*)"', lambda m: f'{m[1]}"{m[2].rsplit("/", 1)[-1]}"',
                   body, flags=re.M)
