@@ -26,6 +26,8 @@ def caption(kernel: KernelResult, filename: str) -> str:
     lines = o.get("lines", {}).get(filename)
     if lines:
         text += f" · {filename} line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+        if o.get("lines_from") == "call":
+            text += " (the line that ran the compiled code: its graph's nodes name no line of this file)"
     return text
 
 

@@ -92,6 +92,20 @@ def _lines_of(stack_trace: str, job_dir: str) -> list[tuple[str, int]]:
     return out
 
 
+def call_site(job_dir: str) -> tuple[str, int] | None:
+    """(file in the job, line) of the innermost frame of the user's code running now: the line
+    whose call compiles a graph (a compiled call, a `.backward()`), for kernels whose nodes' stack
+    traces name only a library's lines (a compiled library function: FlexAttention)."""
+    import sys
+    frame = sys._getframe(1)
+    while frame is not None:
+        found = _lines_of(f'File "{frame.f_code.co_filename}", line {frame.f_lineno}', job_dir)
+        if found:
+            return found[0]
+        frame = frame.f_back
+    return None
+
+
 def origins(wrapper_source: str, graph, job_dir: str, which: str, by_seq: dict) -> dict[str, dict]:
     """Kernel name -> where it came from, from the wrapper's comment blocks (the FX nodes and
     ATen ops each kernel fuses) and the graph's nodes (their stack traces: the user's lines).
@@ -334,9 +348,12 @@ class CompiledOnTarget:
         finally:
             self.record = saved
         made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
+        site = call_site(self.job_dir)      # the user's line that ran this graph (a call, a .backward())
         for launch in recorded:
             launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
                              **launch.origin}
+            if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
+                launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
         return make_boxed_func(gm.forward)
 

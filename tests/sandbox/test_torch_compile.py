@@ -52,6 +52,9 @@ def test_flex_attention_compiles_its_template(engine, snippet):
     # the target's kernel: with grad on, the logsumexp is written for a backward (traced on CPU
     # tensors as they are, FlexAttention would leave it out, CPU being inference only)
     assert "OUTPUT_LOGSUMEXP : tl.constexpr = True" in k.stages["source"]
+    # its nodes' stack traces are torch's own lines: the model line is the one that ran the compiled call
+    call = next(n for n, line in enumerate(snippet("compiled/flex.py").splitlines(), 1) if "attention(q, k, v" in line)
+    assert k.origin["lines"] == {"flex.py": [call]} and k.origin["lines_from"] == "call", k.origin
 
 
 def test_flex_attention_under_no_grad_writes_no_logsumexp(engine, snippet):
