@@ -22,6 +22,8 @@ HELION ?= helion==1.5.1
 # flash-linear-attention and torchao (library ops: benchmarks/library_ops.py), without their torch pins
 FLA ?= fla-core==0.6.0
 TORCHAO ?= torchao==0.18.0
+# gemlite (a library that asks the GPU's count and name at import: tests/sandbox/test_engine.py), without its triton pin
+GEMLITE ?= gemlite==0.6.0.post2
 # The oldest Triton in requirements.txt's range, tested by `make test-oldest`.
 OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
@@ -36,7 +38,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml Makefile
 	@# otherwise install the CPU build before anything can pull a multi-GB CUDA build.
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
 	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps "$(FLAG_GEMS)" "$(HELION)" "$(FLA)" "$(TORCHAO)"
+	$(PY) -m pip install -q --no-deps "$(FLAG_GEMS)" "$(HELION)" "$(FLA)" "$(TORCHAO)" "$(GEMLITE)"
 	@# the project itself, editable: inspectors/, kernels/ and app/ import from anywhere, and `tlens`
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
@@ -73,7 +75,7 @@ $(VENV_OLDEST)/.installed: requirements.txt pyproject.toml Makefile
 	$(PY_OLDEST) -m pip install -q --upgrade pip
 	$(PY_OLDEST) -c "import torch" 2>/dev/null || $(PY_OLDEST) -m pip install -q $(PIP_TORCH_ARGS) "$(TORCH_SPEC)"
 	$(PY_OLDEST) -m pip install -q -r requirements.txt "$(OLDEST_TRITON)"
-	$(PY_OLDEST) -m pip install -q --no-deps "$(FLAG_GEMS)" "$(HELION)" "$(FLA)" "$(TORCHAO)"
+	$(PY_OLDEST) -m pip install -q --no-deps "$(FLAG_GEMS)" "$(HELION)" "$(FLA)" "$(TORCHAO)" "$(GEMLITE)"
 	$(PY_OLDEST) -m pip install -q --no-deps -e .
 	touch $@
 

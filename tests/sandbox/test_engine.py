@@ -330,6 +330,26 @@ def test_a_library_registering_atens_cuda_kernels(engine, snippet):
     assert all(".target sm_90" in k.stages["ptx"] for k in r.kernels)
 
 
+def test_a_library_that_asks_the_gpus_count_and_name_at_import(engine):
+    """gemlite makes tensors on each `cuda:i` of `torch.cuda.device_count()` and picks its autotune
+    cache by `get_device_properties(0).name` when imported: the view answers as the target (an
+    H100's cache); its int8 GEMM's autotune configs, as its pruning kept them, compile for sm_90.
+    Torch's own ops that register CPU and CUDA kernels themselves get no CPU twin (no
+    "Overriding a previously registered kernel" warning in the output)."""
+    import importlib.util
+    if importlib.util.find_spec("gemlite") is None:       # (importing it here raises: no GPU)
+        pytest.skip("gemlite is not installed (make setup installs it)")
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "gemlite_a16w8.py"
+    r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False), timeout=600)
+    assert r.ok, r.error
+    assert "configs/h100.json config" in r.output and "Overriding a previously registered" not in r.output
+    assert {k.name for k in r.kernels} == {"gemm_splitK_INT_kernel"}
+    assert r.kernels[0].label.startswith(f"autotune config 1/{len(r.kernels)} (")
+    k = r.kernels[0]
+    assert _arg(k, "b_ptr").type == "*i8" and _arg(k, "a_ptr").type == "*fp16" and _arg(k, "b_ptr").divisible_by_16
+    assert ".target sm_90" in k.stages["ptx"] and k.source_path.endswith("gemlite/triton_kernels/gemm_splitK_kernels.py")
+
+
 def test_a_helion_kernel_with_a_fixed_config(engine, snippet):
     """Helion traces its kernel on fake tensors of the target (the view leaves a tracer's fake
     tensors alone) and launches the Triton it writes: that launch is compiled for sm_90."""
