@@ -18,6 +18,8 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
   with `requires_grad` stays a leaf (its `.grad` is filled); `module.cuda()` gives parameters on
   the target;
 - the small probes libraries make are answered: `torch.cuda.device(i).idx`, the RNG state,
+  streams and events (`torch.cuda.Stream()`, `torch.cuda.stream(s)`, `Event.record()`; an
+  event's `elapsed_time` is refused by name: timing needs a GPU),
   `torch._C._cuda_getCurrentRawStream`, `x.get_device()`, `is_current_stream_capturing` (an
   optimizer's step), FlagGems' vendor (`GEMS_VENDOR`, where it would run nvidia-smi);
 - a library that registers its kernels as ATen's CUDA implementations (FlagGems' `use_gems()`)
@@ -80,6 +82,64 @@ def _on_cpu(value):
     return value
 
 
+class _Stream:
+    """`torch.cuda.Stream()` (and the current stream): work on it runs where the code runs; the
+    waits and queries a library makes between streams answer at once."""
+
+    cuda_stream = 0
+    device = None
+
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.priority = priority
+
+    def synchronize(self):
+        return None
+
+    def query(self):
+        return True
+
+    def wait_stream(self, stream):
+        return None
+
+    def wait_event(self, event):
+        return None
+
+    def record_event(self, event=None):
+        event = event if event is not None else _Event()
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, _Stream)
+
+    def __hash__(self):
+        return 0
+
+
+class _Event:
+    """`torch.cuda.Event()`: recorded, waited on and queried at once; what only a GPU can give
+    (a time between two events) is refused by name."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **kwargs):
+        self.enable_timing = enable_timing
+
+    def record(self, stream=None):
+        return None
+
+    def wait(self, stream=None):
+        return None
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        return None
+
+    def elapsed_time(self, end_event):
+        raise RuntimeError("torch.cuda.Event.elapsed_time: timing needs a GPU, and this compile runs without one "
+                           "(the target is only described); time the kernel on a GPU machine (the Benchmark page)")
+
+
 class _DeviceContext:
     """`torch.cuda.device(i)`: a context that names its index (`.idx`), as unsloth reads it."""
 
@@ -117,7 +177,7 @@ class TargetView:
 
         TargetTensor = _tensor_class()
         d, props = self.device, self._props()
-        stream = SimpleNamespace(cuda_stream=0, synchronize=lambda: None, query=lambda: True)
+        stream = _Stream()
 
         fake_key = torch._C._TorchDispatchModeKey.FAKE
         made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
@@ -160,6 +220,7 @@ class TargetView:
             "current_stream": lambda device=None: stream, "default_stream": lambda device=None: stream,
             "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
             "is_current_stream_capturing": lambda: False,       # an optimizer's step asks (CUDA graphs)
+            "Stream": _Stream, "Event": _Event, "stream": lambda stream=None: contextlib.nullcontext(stream),
         }
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():

@@ -78,6 +78,28 @@ def test_the_view_is_left_as_found():
     assert not torch.cuda.is_available() and torch.ones(2).device.type == "cpu"
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_streams_and_events_are_answered_and_timing_is_refused_by_name():
+    """Libraries put work on side streams and record events between them: served in the view;
+    an event's elapsed time is what only a GPU gives, refused with a message that says so."""
+    from inspectors.base.targets import parse
+    from inspectors.compile import gpu_view
+    before = (torch.cuda.Stream, torch.cuda.Event, torch.cuda.stream)
+    with gpu_view.TargetView(parse("cuda:90")):
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            y = torch.ones(8) * 2
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record(side)
+        torch.cuda.current_stream().wait_event(end)
+        assert y.is_cuda and end.query() and side.query() and side.record_event().query()
+        with pytest.raises(RuntimeError, match="elapsed_time: timing needs a GPU"):
+            start.elapsed_time(end)
+    assert (torch.cuda.Stream, torch.cuda.Event, torch.cuda.stream) == before
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_the_real_gpu_agrees_with_the_table():
     props = torch.cuda.get_device_properties(0)
