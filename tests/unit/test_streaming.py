@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.compile import journal
@@ -128,9 +130,23 @@ def test_want_is_written_through_the_folders_descriptor_never_through_a_link(tmp
     p.want(1)                                        # the job is over: nothing to write, no error
 
 
-def test_a_launch_opened_while_the_others_compile_is_compiled_next(engine, tmp_path):
-    """The autotuner's 8 configs (a cold Triton cache: the source made unique): asked for the
-    last config as soon as the list is there, the job compiles it before those in between."""
+@pytest.fixture(scope="module")
+def two_children():
+    """An engine whose jobs compile two launches at a time (as on this 2-core box; a 16-core
+    GPU host would start all eight at once, leaving no queue to jump)."""
+    from inspectors.base import settings as settings_mod
+    from inspectors.compile.engine import Engine
+    eng = Engine(settings_mod.load(), env={"TLENS_COMPILE_CHILDREN": "2"})
+    assert eng.wait_ready()
+    yield eng
+    eng.close()
+
+
+def test_a_launch_opened_while_the_others_compile_is_compiled_next(two_children):
+    """The autotuner's 8 configs (a cold Triton cache: the source made unique), two at a time:
+    asked for the last config as soon as the list is there, the job compiles it before those in
+    between."""
+    engine = two_children
     path = SNIPPETS / "autotune_matmul.py"
     source = path.read_text().replace("    pid_m, pid_n = tl.program_id(0), tl.program_id(1)\n",
                                       f"    pid_m, pid_n = tl.program_id(0), tl.program_id(1)  # {os.urandom(8).hex()}\n")
