@@ -342,7 +342,10 @@ def test_a_library_that_asks_the_gpus_count_and_name_at_import(engine):
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "gemlite_a16w8.py"
     r = engine.compile(CompileRequest(source=path.read_text(), filename=path.name, sass=False), timeout=600)
     assert r.ok, r.error
-    assert "configs/h100.json config" in r.output and "Overriding a previously registered" not in r.output
+    assert "Overriding a previously registered" not in r.output
+    import torch
+    if not torch.cuda.is_available():          # (a GPU machine's own GPU answers: an H200 has no cache of gemlite's)
+        assert "configs/h100.json config" in r.output
     assert {k.name for k in r.kernels} == {"gemm_splitK_INT_kernel"}
     assert r.kernels[0].label.startswith(f"autotune config 1/{len(r.kernels)} (")
     k = r.kernels[0]
