@@ -159,15 +159,16 @@ def _step(st: _Lanes, op: str, args: list[str], pred) -> None:
 
 
 def _wavefronts(addrs: list[int], width: int, group: int) -> int:
-    """Wavefronts for lanes in groups of `group`, each accessing `width` bytes from its address."""
-    total = 0
+    """Wavefronts for lanes in groups of `group`, each accessing `width` bytes from its address:
+    per group, the most distinct 4-byte words that fall in one of the 32 banks."""
+    total, span = 0, range(max(width // 4, 1))
     for start in range(0, len(addrs), group):
-        banks: dict[int, set] = {}
-        for a in addrs[start:start + group]:
-            for w in range(max(width // 4, 1)):
-                word = a // 4 + w
-                banks.setdefault(word % 32, set()).add(word)
-        total += max((len(s) for s in banks.values()), default=0)
+        words = {(a >> 2) + w for a in addrs[start:start + group] for w in span}
+        if words:
+            per_bank = [0] * 32
+            for word in words:
+                per_bank[word & 31] += 1
+            total += max(per_bank)
     return total
 
 
@@ -191,12 +192,15 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
     """Every shared access of the PTX whose lane addresses are known, with its wavefronts."""
     st = _Lanes()
     out = []
-    insns = [(n, m, m["op"], [a.strip() for a in _split_args(m["args"])])
-             for n, line in enumerate(ptx.splitlines()[:MAX_LINES], 1) if (m := _INSN_RE.match(line))]
+    # each instruction's destination alone first (the text up to its first comma); its operands
+    # split only where the slice or the evaluation needs them
+    insns = [_Insn(n, m) for n, line in enumerate(ptx.splitlines()[:MAX_LINES], 1) if (m := _INSN_RE.match(line))]
     needed = _feeding_addresses(insns)
-    for n, m, op, args in insns:
-        if _access(op) is None and not needed.intersection(args[0].split("|") if args else ()):
+    for insn in insns:
+        n, m, op = insn.n, insn.m, insn.op
+        if insn.access is None and not needed.intersection(insn.dests):
             continue             # its value never reaches a shared address (a float op, a global pointer)
+        args = insn.args
         pred = None
         if m["pred"]:
             p = st.get(m["pred"])
@@ -204,7 +208,7 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
                 pred = None          # unknown predicate: assume the instruction runs
             else:
                 pred = [bool(v) != bool(m["neg"]) for v in p]
-        acc = _access(op)
+        acc = insn.access
         if acc is not None:
             mem = next((a for a in args if a.startswith("[")), None)
             mm = _MEM_RE.match(mem) if mem else None
@@ -231,22 +235,39 @@ def predict(ptx: str) -> tuple[SharedAccess, ...]:
     return tuple(out)
 
 
+class _Insn:
+    """One instruction: its destination(s) read at once, its operands split when first asked."""
+    __slots__ = ("n", "m", "op", "access", "dests", "_args")
+
+    def __init__(self, n: int, m: re.Match):
+        self.n, self.m, self.op = n, m, m["op"]
+        self.access = _access(self.op)
+        self.dests = [d.strip() for d in m["args"].split(",", 1)[0].split("|")]
+        self._args = None
+
+    @property
+    def args(self) -> list[str]:
+        if self._args is None:
+            self._args = [a.strip() for a in _split_args(self.m["args"])]
+        return self._args
+
+
 def _feeding_addresses(insns) -> set[str]:
     """The registers a shared access's address is computed from (its backward slice, loops
     included: passes until nothing is added), predicates of the instructions on the way too."""
     needed: set[str] = set()
-    for _, _, op, args in insns:
-        if _access(op) is not None:
-            mem = next((a for a in args if a.startswith("[")), None)
+    for insn in insns:
+        if insn.access is not None:
+            mem = next((a for a in insn.args if a.startswith("[")), None)
             if mem and (mm := _MEM_RE.match(mem)) and mm["reg"]:
                 needed.add(mm["reg"])
     grew = bool(needed)
     while grew:
         grew = False
-        for _, m, _op, args in reversed(insns):
-            if not args or not needed.intersection(d.strip() for d in args[0].split("|")):
+        for insn in reversed(insns):
+            if not needed.intersection(insn.dests):
                 continue
-            for a in [*args[1:], m["pred"] or ""]:
+            for a in [*insn.args[1:], insn.m["pred"] or ""]:
                 if a.startswith("%") and a not in needed:
                     needed.add(a)
                     grew = True
@@ -255,6 +276,8 @@ def _feeding_addresses(insns) -> set[str]:
 
 def _split_args(text: str) -> list[str]:
     """Operands split at top-level commas ({...} vectors and [...] addresses kept whole)."""
+    if "{" not in text and "[" not in text:
+        return text.split(",")
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "{[":

@@ -2,6 +2,7 @@
 the load table read. Pure functions from text to frozen dataclasses."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from inspectors.base import stages as stage_table
@@ -62,6 +63,7 @@ def _ptx_kind_space(op: str, mods: str) -> tuple[str, str] | None:
     return kind, space
 
 
+@functools.lru_cache(maxsize=4)       # a kernel's analysis reads its PTX's memory ops twice (insight, threadmap)
 def ptx_memops(text: str) -> tuple[MemOp, ...]:
     ops = []
     for n, line in enumerate(text.splitlines(), 1):
