@@ -76,6 +76,7 @@ def _ptx_scan(text: str, filename: str):
     known: dict[tuple[int, int, int], tuple] = {}      # (file, line, col) -> its raw frames
 
     current: tuple = ()
+    mapped = False          # the chain in effect names a line of the user's (innermost(current), once per .loc)
     in_asm = asm_loc_seen = False
     for n, raw_line in enumerate(lines, 1):
         s = raw_line.strip()
@@ -102,14 +103,14 @@ def _ptx_scan(text: str, filename: str):
             synthetic = in_asm and asm_loc_seen
             if not synthetic:
                 known[(f, line, col)] = raw
-                current = chain
+                current, mapped = chain, innermost(chain) is not None
             asm_loc_seen = asm_loc_seen or in_asm
             yield n, "loc", (raw, chain, synthetic)
             continue
         if raw_line.startswith("}") or s.startswith(".section"):
-            current = ()            # end of the function: debug sections follow
+            current, mapped = (), False     # end of the function: debug sections follow
             continue
-        if innermost(current) is not None and _PTX_INSN_RE.match(raw_line) and not s.startswith("."):
+        if mapped and _PTX_INSN_RE.match(raw_line) and not s.startswith("."):
             yield n, "insn", current
 
 
