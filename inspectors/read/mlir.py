@@ -3,6 +3,7 @@ specialization attributes, and ops as SSA definitions. Enough to follow a `tt.lo
 back to the arguments its pointer, offsets and mask come from. Pure: text in, data out."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ class Module:
         return tuple(o for o in self.ops if o.name in names)
 
 
+@functools.lru_cache(maxsize=4)       # a kernel's analysis reads its TTGIR's module three times (read-only)
 def parse(text: str) -> Module:
     args: dict[str, Arg] = {}
     ops: list[Op] = []
