@@ -94,15 +94,23 @@ class Preview:
             st.caption(" · ".join(items) + more)
 
     def _draw_body(self, progress, wanted) -> None:
-        shown = progress.kernel(wanted) if wanted is not None else progress.first()
-        if wanted is not None and shown is None:
-            progress.want(wanted)             # compiled next, once a core is free
-            st.caption(f"Launch {wanted + 1} is compiled next: it is shown here as soon as it is done.")
-            return
+        # the same elements in every state, a line then the columns: a run stopped by a pick leaves
+        # its elements on the page (faded) until the next run draws over them at the same places
+        picked = progress.kernel(wanted) if wanted is not None else None
+        shown = picked or progress.first()
+        if progress.total > 1:
+            if wanted is not None and picked is None:
+                progress.want(wanted)             # compiled next, once a core is free
+                note = f"Launch {wanted + 1} is compiled next: it is shown here as soon as it is done"
+                note += f"; meanwhile launch {shown.launch + 1}, the first done." if shown else "."
+            elif shown is not None:
+                note = (f"Showing launch {shown.launch + 1}, `{html.escape(shown.label or shown.name)}`, "
+                        + ("the one picked." if picked is not None else "the first done."))
+            else:
+                note = "No launch is compiled yet."
+            st.caption(note)
         if shown is None:
             return
-        if wanted is None and progress.total > 1:
-            st.caption(f"Showing launch {shown.launch + 1}, `{html.escape(shown.label or shown.name)}`, the first done.")
         backend = "hip" if shown.target.startswith("hip") else "cuda"
         machine = stages.machine_stage(shown.stages) or "ttgir"
         names = [n for n in ("source", machine) if shown.stages.get(n)]

@@ -80,16 +80,19 @@ def _interface(torch):
     return TargetInterface
 
 
+def _in_job(path: str, job_dir: str) -> str | None:
+    """The path of a frame's file in the job's folder, or None for a file outside it."""
+    if path.startswith(job_dir + "/"):
+        return path[len(job_dir) + 1:]
+    if "/" not in path and not path.startswith("<"):      # the user's file, compiled under its bare name
+        return path
+    return None
+
+
 def _lines_of(stack_trace: str, job_dir: str) -> list[tuple[str, int]]:
     """(file in the job, line) of each frame of a node's stack trace inside the job's folder."""
-    out = []
-    for m in _FRAME_RE.finditer(stack_trace or ""):
-        path = m["file"]
-        if path.startswith(job_dir + "/"):
-            out.append((path[len(job_dir) + 1:], int(m["line"])))
-        elif "/" not in path and not path.startswith("<"):      # the user's file, compiled under its bare name
-            out.append((path, int(m["line"])))
-    return out
+    return [(file, int(m["line"])) for m in _FRAME_RE.finditer(stack_trace or "")
+            if (file := _in_job(m["file"], job_dir)) is not None]
 
 
 def call_site(job_dir: str) -> tuple[str, int] | None:
@@ -99,9 +102,8 @@ def call_site(job_dir: str) -> tuple[str, int] | None:
     import sys
     frame = sys._getframe(1)
     while frame is not None:
-        found = _lines_of(f'File "{frame.f_code.co_filename}", line {frame.f_lineno}', job_dir)
-        if found:
-            return found[0]
+        if (file := _in_job(frame.f_code.co_filename, job_dir)) is not None:
+            return file, frame.f_lineno
         frame = frame.f_back
     return None
 
