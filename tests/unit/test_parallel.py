@@ -1,7 +1,9 @@
 """A job's launches compiled in forked children (inspectors/compile/parallel.py): the results come
 in launch order whatever order the children end in, the first launch's error (in order) is the
 one raised, a child's fd 2 is its own, and a library op's launches really compile side by side."""
+import faulthandler
 import os
+import signal
 import sys
 import time
 
@@ -82,3 +84,41 @@ def test_a_library_op_compiles_its_launches_side_by_side(engine):
     assert r.ok, r.error
     assert len(r.kernels) >= 2 and [k.launch for k in r.kernels] == list(range(len(r.kernels)))
     assert all(".entry" in k.stages["ptx"] for k in r.kernels)
+
+
+def test_one_child_per_core_takes_launch_after_launch(tmp_path, monkeypatch):
+    """Six launches on two cores: two children, each compiling the next launch as it ends one
+    (a fork per core, not per launch)."""
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+
+    def compile_one(i):
+        time.sleep(0.02)
+        return KernelResult(f"k{i}", "cuda:90", {}, (), {"source": str(os.getpid())}, launch=i)
+    got = parallel.compile_forked(6, tmp_path, "k.py", compile_one)
+    pids = {k.stages["source"] for k in got}
+    assert [k.name for k in got] == [f"k{i}" for i in range(6)]
+    assert len(pids) == 2 and str(os.getpid()) not in pids
+
+
+def test_a_child_that_dies_is_replaced_and_the_worker_ends_as_it_did(tmp_path, monkeypatch):
+    """Launch 1's child aborts (an LLVM abort): the launches after it are still compiled by a new
+    child and answered, then the worker ends with the child's signal, so the engine reads the
+    stages launch 1 left (journal.recover)."""
+    monkeypatch.setattr(parallel, "cores", lambda: 2)
+
+    def compile_one(i):
+        if i == 1:
+            os.kill(os.getpid(), signal.SIGABRT)
+        time.sleep(0.05)
+        return _kernel(i)
+    pid = os.fork()
+    if pid == 0:                                  # the worker
+        try:
+            faulthandler.disable()                 # pytest's: it would print the abort's stack
+            parallel.compile_forked(5, tmp_path, "k.py", compile_one)
+        finally:
+            os._exit(0)
+    status = os.waitpid(pid, 0)[1]
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGABRT
+    answered = sorted(p.name for p in tmp_path.glob("launch-*.answer.json"))
+    assert answered == [f"launch-{i}.answer.json" for i in (0, 2, 3, 4)]
