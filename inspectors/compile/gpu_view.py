@@ -20,8 +20,11 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
 - the small probes libraries make are answered: `torch.cuda.device(i).idx`, the RNG state,
   streams and events (`torch.cuda.Stream()`, `torch.cuda.stream(s)`, `Event.record()`; an
   event's `elapsed_time` is refused by name: timing needs a GPU),
-  `torch._C._cuda_getCurrentRawStream`, `x.get_device()`, `is_current_stream_capturing` (an
+  `torch._C._cuda_getCurrentRawStream`, `x.get_device()`, `torch.Generator(device="cuda")`, `is_current_stream_capturing` (an
   optimizer's step), FlagGems' vendor (`GEMS_VENDOR`, where it would run nvidia-smi);
+- `torch.autocast("cuda", dtype=...)` casts the view's tensors by CUDA autocast's policy
+  (inspectors/compile/autocast_target.py): a mixed-precision step's kernels get bf16 where the
+  GPU's do;
 - a library that registers its kernels as ATen's CUDA implementations (FlagGems' `use_gems()`)
   has them run for the view's tensors (the CPU key gets the same kernels while the view lasts);
 - torch.compile is served by inspectors/compile/compiled.py, which leaves the view for the
@@ -38,6 +41,7 @@ from types import SimpleNamespace
 
 from inspectors.base import devices
 from inspectors.base.targets import Target
+from inspectors.compile import autocast_target
 
 
 def needed(target: Target) -> bool:
@@ -65,6 +69,11 @@ def _tensor_class():
         def get_device(self):
             return 0
 
+        def __coerce_same_metadata_as_tangent__(self, expected_metadata, expected_type=None):
+            """A compiled graph's backward takes it as the plain tensor it traced (its output's
+            gradient from an op run in the view: a Liger backward after a compiled MLP)."""
+            return self.as_subclass(torch.Tensor) if expected_type in (None, torch.Tensor) else None
+
     # Operations on a TargetTensor go through the view's mode (which makes their results
     # TargetTensors); no __torch_function__ of its own, so tracers (Dynamo) see a plain tensor.
     TargetTensor.__torch_function__ = torch._C._disabled_torch_function_impl
@@ -80,6 +89,23 @@ def _on_cpu(value):
     if isinstance(value, str) and value.split(":")[0] == "cuda":
         return "cpu"
     return value
+
+
+def _generator_class():
+    import torch
+
+    class TargetGenerator(torch.Generator):
+        """`torch.Generator(device="cuda")`: the CPU's generator, on the target by its device."""
+        def __new__(cls, device=None):
+            return super().__new__(cls, _on_cpu(device) if device is not None else "cpu")
+
+        def __init__(self, device=None):
+            self._cuda = _on_cpu(device) != device
+
+        @property
+        def device(self):
+            return torch.device("cuda", 0) if self._cuda else torch.device("cpu")
+    return TargetGenerator
 
 
 class _Stream:
@@ -229,6 +255,7 @@ class TargetView:
         self._saved_capturing = cuda_graphs.is_current_stream_capturing
         cuda_graphs.is_current_stream_capturing = patches["is_current_stream_capturing"]
         self._saved_versions = (torch.version.hip, torch.version.cuda)
+        self._saved_generator, torch.Generator = torch.Generator, _generator_class()
         if self.target.backend == "hip":
             torch.version.hip = "6.3.0"
         else:
@@ -243,6 +270,7 @@ class TargetView:
             os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
         self._mode = mode = _OnTarget()
         self._library = _library_twins(mode)
+        autocast_target.install()       # torch.autocast("cuda") casts as the GPU's autocast does
         self._mode.__enter__()
         # The autograd engine calls a custom Function's backward with no mode active (the mode
         # is popped while its handler runs Tensor.backward): the view again around each one.
@@ -300,6 +328,7 @@ class TargetView:
         import torch.cuda.graphs as cuda_graphs
         cuda_graphs.is_current_stream_capturing = self._saved_capturing
         torch.version.hip, torch.version.cuda = self._saved_versions
+        torch.Generator = self._saved_generator
         if self._saved_stream is None:
             del torch._C._cuda_getCurrentRawStream
         else:

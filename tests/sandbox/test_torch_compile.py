@@ -117,3 +117,18 @@ def test_max_autotune_shows_every_template_candidate(engine, snippet):
     fused = [k for k in r.kernels if k.name.startswith("triton_tem_fused_mm_relu")]
     assert fused and fused[0].origin["lines"] == {"max_autotune.py": [8]}
     assert "mma" in fused[0].stages["ptx"]
+
+
+def test_autocast_casts_as_the_gpus_autocast(engine, snippet):
+    """Under torch.autocast("cuda", bf16) the Linear layers run in bf16 on the GPU: the compiled
+    GELU and the Liger RMSNorm after it get bf16 tensors (their signatures, so their PTX), and the
+    weights' fp32 -> bf16 casts are kernels of their own; the backward casts back to fp32."""
+    r = _compile(engine, snippet, "autocast_train.py")
+    sig = {k.name: dict((a.name, a.type) for a in k.args) for k in r.kernels}
+    gelu = [n for n in sig if "gelu" in n and "backward" not in n]
+    assert gelu and all(sig[n]["in_ptr0"] == "*bf16" and sig[n]["out_ptr0"] == "*bf16" for n in gelu), sig
+    casts = [n for n in sig if "_to_copy" in n and "backward" not in n and sig[n]["in_ptr0"] == "*fp32"]
+    assert casts and all(sig[n]["out_ptr0"] == "*bf16" for n in casts), sig
+    rms = [k for k in r.kernels if k.name == "_rms_norm_forward_kernel"]
+    assert rms and dict((a.name, a.type) for a in rms[0].args)["X_ptr"] == "*bf16"
+    assert any(k.name == "_rms_norm_backward_kernel" for k in r.kernels)
