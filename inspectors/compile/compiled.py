@@ -51,6 +51,8 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from inspectors.compile import sdpa_target
+
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
@@ -332,7 +334,7 @@ class CompiledOnTarget:
         try:
             # a backward graph is compiled from the autograd engine, inside the view: left here
             with self.view.plain() if self.view is not None else contextlib.nullcontext():
-                target_gm, fakes = _on_target(gm, example_inputs)
+                target_gm, fakes = _on_target(gm, example_inputs, self.view)
                 # a context of its own (the graph's fakes are the target's), with AOTAutograd's
                 # metadata of this graph: a backward's donated buffers (saved activations it may
                 # overwrite in place, as the GPU's backward does: in_out_ptr arguments)
@@ -380,9 +382,10 @@ def record_configs(autotuner, record) -> None:
                       dict(options), label=label))
 
 
-def _on_target(gm, example_inputs):
+def _on_target(gm, example_inputs, view=None):
     """A copy of the graph whose devices are `cuda:0`, and fake tensors on that device of the
-    inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them)."""
+    inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them); its
+    attention the GPU's (traced in `view`: inspectors/compile/sdpa_target.py)."""
     import torch
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -421,6 +424,8 @@ def _on_target(gm, example_inputs):
                 node.meta["val"] = pytree.tree_map(on_cuda, node.meta["val"])
     for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
         node.meta["val"] = fake
+    if view is not None:
+        sdpa_target.as_on_gpu(target_gm, fakes, view.target.backend, view.device.major)
     with torch.no_grad(), contextlib.suppress(RuntimeError):
         FakeTensorProp(target_gm, mode).propagate_dont_convert_inputs(*fakes)
     return target_gm, fakes

@@ -100,6 +100,8 @@ def test_a_gpt_training_step(engine, snippet):
     names = {k.name for k in r.kernels}
     assert any("native_dropout" in n for n in names) and any("embedding_dense_backward" in n for n in names), names
     assert any("_log_softmax" in n or "nll_loss" in n for n in names), names
+    # attention as the GPU's graph has it (fp32: the memory-efficient kernel), not the CPU's
+    assert not any("for_cpu" in n for n in names), names
     # the lines: LayerNorm + QKV (19), the residual after dropout (22), the MLP (23), the embedding
     # (34) and the loss (38)
     lines = {line for k in r.kernels for line in k.origin["lines"].get("gpt_train.py", ())}
@@ -132,3 +134,13 @@ def test_autocast_casts_as_the_gpus_autocast(engine, snippet):
     rms = [k for k in r.kernels if k.name == "_rms_norm_forward_kernel"]
     assert rms and dict((a.name, a.type) for a in rms[0].args)["X_ptr"] == "*bf16"
     assert any(k.name == "_rms_norm_backward_kernel" for k in r.kernels)
+
+
+def test_attention_is_the_gpus_flash_attention(engine, snippet):
+    """bf16 causal attention: the graph Inductor compiles calls the GPU's flash attention forward
+    and backward (their layouts decide the kernels around them), not the CPU's variant."""
+    r = _compile(engine, snippet, "attention_bf16.py")
+    assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
+    assert not any("for_cpu" in k.name or "for_cpu" in " ".join(k.origin.get("aten_ops", ())) for k in r.kernels)
+    wrappers = " ".join(k.stages.get("source", "") for k in r.kernels)
+    assert "mul" in " ".join(k.name for k in r.kernels)

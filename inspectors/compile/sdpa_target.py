@@ -1,0 +1,127 @@
+"""scaled_dot_product_attention in a torch.compile graph, as the target GPU's graph has it.
+
+AOTAutograd traces the code on the view's CPU tensors, where `scaled_dot_product_attention`
+picks its CPU kernel, `_scaled_dot_product_flash_attention_for_cpu` (and its backward). On the
+GPU it picks by the same rules the CUDA build applies (aten/src/ATen/native/transformers/
+sdp_utils.cpp, priority flash, then memory-efficient): `_scaled_dot_product_flash_attention` for
+fp16/bf16 with a head size up to 256, else `_scaled_dot_product_efficient_attention`. Both are
+kernels of their own that Inductor calls, not Triton kernels; but their outputs' layouts (and
+the strides their inputs must have: Inductor's `sdpa_constraint`) decide the copies and
+transposes Inductor fuses around them, and the names of every kernel after (a GPT's backward
+had one transpose kernel more, and every later kernel another number).
+
+`as_on_gpu(gm, fakes, ...)` rewrites the graph Inductor compiles for the target (not the one
+that runs on the CPU) in place: each CPU attention node becomes the GPU's, with the arguments
+the GPU's autograd formula passes (the forward's philox state, the logsumexp padded to 32 rows
+as the memory-efficient kernel returns it). Left as traced, and said by the caller's docs:
+an attention mask (the GPU pads and converts it first), heads of different sizes, grouped
+query attention, an AMD target or an NVIDIA one before sm_80.
+"""
+from __future__ import annotations
+
+import operator
+
+
+def _choice(query, key, value, is_causal: bool, major: int) -> str | None:
+    """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x."""
+    import torch
+    if major < 8 or query.dim() != 4 or query.shape[1] != key.shape[1]:
+        return None
+    head, vhead = query.shape[-1], value.shape[-1]
+    if head != key.shape[-1] or head != vhead or head % 8:
+        return None
+    if query.dtype in (torch.float16, torch.bfloat16) and head <= 256 and not (
+            is_causal and query.shape[-2] != key.shape[-2]):
+        return "flash"
+    return "efficient"
+
+
+def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
+    """The CPU attention nodes of `gm` (devices already the target's; `fakes`: its inputs, in
+    placeholder order, changed where the GPU's input differs) made the GPU's. True if any."""
+    import torch
+    aten = torch.ops.aten
+    if backend != "cuda":
+        return False
+    graph, changed = gm.graph, False
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    cuda = torch.device("cuda", 0)
+
+    def val(node):
+        return node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+
+    for node in list(graph.nodes):
+        if node.target is aten._scaled_dot_product_flash_attention_for_cpu.default:
+            q, k, v = (val(a) for a in node.args[:3])
+            dropout = node.args[3] if len(node.args) > 3 else node.kwargs.get("dropout_p", 0.0)
+            causal = node.args[4] if len(node.args) > 4 else node.kwargs.get("is_causal", False)
+            if node.kwargs.get("attn_mask") is not None or q is None:
+                continue
+            kind = _choice(q, k, v, causal, major)
+            if kind == "flash":
+                node.target = aten._scaled_dot_product_flash_attention.default
+                node.args = (*node.args[:3], dropout, causal, False)
+            elif kind == "efficient":
+                grad = any(u.args[1:2] == (1,) for u in node.users)    # its logsumexp is used (saved)
+                node.target = aten._scaled_dot_product_efficient_attention.default
+                node.args = (*node.args[:3], None, grad, dropout, causal)
+            else:
+                continue
+            node.kwargs = {"scale": node.kwargs.get("scale")}
+            changed = _valued(node)
+        elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            grad_out, q, k, v, out, lse, dropout, causal = node.args[:8]
+            qv, kv, vv = val(q), val(k), val(v)
+            if node.kwargs.get("attn_mask") is not None or qv is None:
+                continue
+            kind = _choice(qv, kv, vv, causal, major)
+            if kind is None:
+                continue
+            with graph.inserting_before(node):     # the forward's philox state (dropout off: unused)
+                seed = graph.call_function(aten.empty.memory_format, ([2],),
+                                           {"dtype": torch.int64, "device": cuda})
+                offset = graph.call_function(aten.empty.memory_format, ([0],),
+                                             {"dtype": torch.int64, "device": cuda})
+            if kind == "flash":
+                node.target = aten._scaled_dot_product_flash_attention_backward.default
+                node.args = (grad_out, q, k, v, out, lse, None, None, qv.shape[-2], kv.shape[-2], dropout, causal,
+                             seed, offset)
+            else:
+                node.target = aten._scaled_dot_product_efficient_attention_backward.default
+                node.args = (grad_out, q, k, v, None, out, lse, seed, offset, dropout, [True, True, True, False],
+                             causal)
+                if lse in placeholders:                # saved by the forward: as the GPU's kernel wrote it
+                    b, h, rows = val(lse).shape
+                    with fakes[placeholders.index(lse)].fake_mode:
+                        padded = torch.empty(b, h, (rows + 31) // 32 * 32, dtype=torch.float32, device=cuda)
+                    fakes[placeholders.index(lse)] = padded
+                    lse.meta["val"] = padded
+            node.kwargs = {"scale": node.kwargs.get("scale")}
+            changed = _valued(seed) and _valued(offset) and _valued(node)
+    if changed:
+        graph.lint()
+        gm.recompile()
+    return changed
+
+
+
+def _valued(node) -> bool:
+    """The node's value (a fake tensor, in the graph's fake mode) and its getitems' made again."""
+    import torch
+    from torch._guards import detect_fake_mode
+    from torch.utils import _pytree as pytree
+
+    def val(a):
+        return a.meta["val"] if isinstance(a, torch.fx.Node) else a
+    args, kwargs = pytree.tree_map(val, (node.args, node.kwargs))
+    mode = detect_fake_mode(pytree.tree_leaves((args, kwargs)))
+    with mode if mode is not None else torch._subclasses.fake_tensor.FakeTensorMode():
+        node.meta["val"] = node.target(*args, **kwargs)
+    was = node.meta.get("original_aten")
+    node.meta["original_aten"] = node.target        # the op Inductor names the kernels after
+    for user in node.users:
+        if user.target is operator.getitem:
+            user.meta["val"] = node.meta["val"][user.args[1]]
+            if user.meta.get("original_aten") is was:
+                user.meta["original_aten"] = node.target
+    return True
