@@ -142,5 +142,7 @@ def test_attention_is_the_gpus_flash_attention(engine, snippet):
     r = _compile(engine, snippet, "attention_bf16.py")
     assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
     assert not any("for_cpu" in k.name or "for_cpu" in " ".join(k.origin.get("aten_ops", ())) for k in r.kernels)
-    wrappers = " ".join(k.stages.get("source", "") for k in r.kernels)
-    assert "mul" in " ".join(k.name for k in r.kernels)
+    # the gradient the GPU's flash backward returns, transposed back by a kernel named after it
+    # (as on an H100: benchmarks/results/gpu_drivers.txt)
+    assert any("aten._scaled_dot_product_flash_attention_backward" in k.origin.get("aten_ops", ())
+               for k in r.kernels if k.origin["graph"] == "backward")
