@@ -90,19 +90,31 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
                 node.target = aten._scaled_dot_product_efficient_attention_backward.default
                 node.args = (grad_out, q, k, v, None, out, lse, seed, offset, dropout, [True, True, True, False],
                              causal)
-                if lse in placeholders:                # saved by the forward: as the GPU's kernel wrote it
-                    b, h, rows = val(lse).shape
-                    with fakes[placeholders.index(lse)].fake_mode:
-                        padded = torch.empty(b, h, (rows + 31) // 32 * 32, dtype=torch.float32, device=cuda)
-                    fakes[placeholders.index(lse)] = padded
-                    lse.meta["val"] = padded
             node.kwargs = {"scale": node.kwargs.get("scale")}
+            _saved_as_on_gpu(kind, (out, lse), (qv, kv, vv), placeholders, fakes)
             changed = _valued(seed) and _valued(offset) and _valued(node)
     if changed:
         graph.lint()
         gm.recompile()
     return changed
 
+
+
+def _saved_as_on_gpu(kind: str, saved, qkv, placeholders: list, fakes: list) -> None:
+    """The forward's output and logsumexp, where the backward takes them as inputs (saved
+    tensors), with the GPU kernel's layout: its output in (B, T, H, D) memory, the
+    memory-efficient kernel's logsumexp padded to 32 rows (the forward's meta function says)."""
+    import torch
+    aten = torch.ops.aten
+    mode = qkv[0].fake_mode
+    with mode:
+        made = aten._scaled_dot_product_flash_attention.default(*qkv) if kind == "flash" else \
+            aten._scaled_dot_product_efficient_attention.default(*qkv, None, True)
+    for node, like in zip(saved, made[:2]):
+        if node in placeholders:
+            with mode:
+                fake = torch.empty_strided(like.shape, like.stride(), dtype=like.dtype, device=like.device)
+            fakes[placeholders.index(node)] = node.meta["val"] = fake
 
 
 def _valued(node) -> bool:
