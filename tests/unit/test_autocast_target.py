@@ -73,6 +73,8 @@ def test_the_policy_read_from_the_header_is_what_cuda_autocast_registers():
     policy = autocast_target.cuda_policy()
     registered = {n.removeprefix("aten::") for n in torch._C._dispatch_get_all_op_names()
                   if torch._C._dispatch_has_kernel_for_dispatch_key(n, "AutocastCUDA")}
-    registered -= {"cudnn_convolution", "cudnn_convolution_transpose"}   # cuDNN's own: no CPU tensor reaches them
-    assert set(policy) == registered
+    # a CUDA build registers a few more outside those lists: cuDNN's own ops (no CPU tensor reaches
+    # them) and the named-dimension norm
+    cuda_build_only = {"cudnn_convolution", "cudnn_convolution_transpose", "_cudnn_rnn", "norm.names_ScalarOpt_dim"}
+    assert set(policy) <= registered and registered - set(policy) <= cuda_build_only, registered ^ set(policy)
     assert policy["linear"] == "lower" and policy["softmax.int"] == "fp32_dtype" and policy["layer_norm"] == "fp32"
