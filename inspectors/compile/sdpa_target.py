@@ -13,27 +13,45 @@ had one transpose kernel more, and every later kernel another number).
 `as_on_gpu(gm, fakes, ...)` rewrites the graph Inductor compiles for the target (not the one
 that runs on the CPU) in place: each CPU attention node becomes the GPU's, with the arguments
 the GPU's autograd formula passes (the forward's philox state, the logsumexp padded to 32 rows
-as the memory-efficient kernel returns it). Left as traced, and said by the caller's docs:
-an attention mask (the GPU pads and converts it first), heads of different sizes, grouped
-query attention, an AMD target or an NVIDIA one before sm_80.
+as the memory-efficient kernel returns it, an attention mask expanded to the attention's shape as
+the GPU's bias). Left as traced, and said by the caller's docs: a mask whose strides the GPU
+pads first, heads of different sizes, grouped query attention, an AMD target or an NVIDIA one
+before sm_80.
 """
 from __future__ import annotations
 
 import operator
 
 
-def _choice(query, key, value, is_causal: bool, major: int) -> str | None:
-    """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x."""
+def _choice(query, key, value, is_causal: bool, major: int, mask=None) -> str | None:
+    """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x;
+    `mask`: the additive mask's value (flash takes none; the memory-efficient kernel one whose
+    strides are multiples of 8, else the GPU pads it first: left as traced)."""
     import torch
     if major < 8 or query.dim() != 4 or query.shape[1] != key.shape[1]:
         return None
     head, vhead = query.shape[-1], value.shape[-1]
     if head != key.shape[-1] or head != vhead or head % 8:
         return None
+    if mask is not None:
+        aligned = mask.stride()[-1] == 1 and all(s % 8 == 0 for s in mask.stride()[:-1])
+        return "efficient" if aligned else None
     if query.dtype in (torch.float16, torch.bfloat16) and head <= 256 and not (
             is_causal and query.shape[-2] != key.shape[-2]):
         return "flash"
     return "efficient"
+
+
+def _bias(graph, node, mask, query, key):
+    """The GPU's attention bias: the mask expanded to (B, H, Lq, Lk) before `node` (None: none)."""
+    import torch
+    if mask is None:
+        return None
+    with graph.inserting_before(node):
+        bias = graph.call_function(torch.ops.aten.expand.default,
+                                   (mask, [query.shape[0], query.shape[1], query.shape[2], key.shape[2]]))
+    _valued(bias)
+    return bias
 
 
 def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
@@ -55,16 +73,17 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
             q, k, v = (val(a) for a in node.args[:3])
             dropout = node.args[3] if len(node.args) > 3 else node.kwargs.get("dropout_p", 0.0)
             causal = node.args[4] if len(node.args) > 4 else node.kwargs.get("is_causal", False)
-            if node.kwargs.get("attn_mask") is not None or q is None:
+            mask = node.kwargs.get("attn_mask")
+            if q is None:
                 continue
-            kind = _choice(q, k, v, causal, major)
+            kind = _choice(q, k, v, causal, major, val(mask))
             if kind == "flash":
                 node.target = aten._scaled_dot_product_flash_attention.default
                 node.args = (*node.args[:3], dropout, causal, False)
             elif kind == "efficient":
                 grad = any(u.args[1:2] == (1,) for u in node.users)    # its logsumexp is used (saved)
                 node.target = aten._scaled_dot_product_efficient_attention.default
-                node.args = (*node.args[:3], None, grad, dropout, causal)
+                node.args = (*node.args[:3], _bias(graph, node, mask, q, k), grad, dropout, causal)
             else:
                 continue
             node.kwargs = {"scale": node.kwargs.get("scale")}
@@ -72,9 +91,10 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
         elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             grad_out, q, k, v, out, lse, dropout, causal = node.args[:8]
             qv, kv, vv = val(q), val(k), val(v)
-            if node.kwargs.get("attn_mask") is not None or qv is None:
+            mask = node.kwargs.get("attn_mask")
+            if qv is None:
                 continue
-            kind = _choice(qv, kv, vv, causal, major)
+            kind = _choice(qv, kv, vv, causal, major, val(mask))
             if kind is None:
                 continue
             with graph.inserting_before(node):     # the forward's philox state (dropout off: unused)
@@ -88,8 +108,8 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
                              seed, offset)
             else:
                 node.target = aten._scaled_dot_product_efficient_attention_backward.default
-                node.args = (grad_out, q, k, v, None, out, lse, seed, offset, dropout, [True, True, True, False],
-                             causal)
+                node.args = (grad_out, q, k, v, _bias(graph, node, mask, qv, kv), out, lse, seed, offset, dropout,
+                             [True, True, True, False], causal)
             node.kwargs = {"scale": node.kwargs.get("scale")}
             _saved_as_on_gpu(kind, (out, lse), (qv, kv, vv), placeholders, fakes)
             changed = _valued(seed) and _valued(offset) and _valued(node)
