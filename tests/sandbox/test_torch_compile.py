@@ -148,3 +148,13 @@ def test_attention_is_the_gpus_flash_attention(engine, snippet):
     assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
     backward = {k.name for k in r.kernels if k.origin["graph"] == "backward"}
     assert len(backward) == 2 and any("select_backward" in n for n in backward), backward
+
+
+def test_an_attention_mask_is_the_memory_efficient_kernels_bias(engine, snippet):
+    """A boolean padding mask: on the GPU the memory-efficient kernel takes it, made additive and
+    expanded, as its bias, and the kernels around it are the GPU's (6 of 6 the same PTX on an H200:
+    benchmarks/results/gpu_drivers.txt): no attention op left in any, the mask the one forward kernel."""
+    r = _compile(engine, snippet, "masked_attention.py")
+    assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
+    forward = {k.name for k in r.kernels if k.origin["graph"] == "forward"}
+    assert len(forward) == 1 and "where" in next(iter(forward)), forward
