@@ -5,7 +5,7 @@ Mixed-precision training wraps its forward in `torch.autocast("cuda", dtype=torc
 on a GPU, a `Linear` then runs in bf16 and hands bf16 to the next kernel (a Liger op, an
 Inductor fusion), while `softmax`, `layer_norm`, the losses run in fp32. The view's tensors are
 CPU tensors, which CUDA autocast leaves alone, so every kernel after would see fp32: another
-signature, another PTX. While `TargetAutocast()` is installed:
+signature, another PTX. Once `install()` has run (the view does, on entering):
 
 - entering `torch.autocast("cuda", ...)` (the class, the decorator, `torch.cuda.amp.autocast`,
   and the `_enter_autocast` Dynamo puts in a graph) also turns on CPU autocast with its dtype;
@@ -113,59 +113,57 @@ def _kernel(op, kind: str, fallback_op=None):
     return kernel
 
 
-class TargetAutocast:
-    """Installed once per job (the registrations last as long as the object)."""
-
-    def __init__(self):
-        import torch
-        self.policy = cuda_policy()
-        self.lib = torch.library.Library("aten", "IMPL")
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message=".*[Oo]verrid.*")   # the CPU's own kernels, replaced
-            for name, kind in self.policy.items():
-                base, _, overload = name.partition(".")
-                op = getattr(getattr(torch.ops.aten, base), overload or "default")
-                other = None
-                if kind == "fp32_append":
-                    b, _, o = _APPEND_DTYPE[name].partition(".")
-                    other = getattr(getattr(torch.ops.aten, b), o)
-                self.lib.impl(name, _kernel(op, kind, other), "AutocastCPU")
-            for full in torch._C._dispatch_get_all_op_names():
-                name = full.removeprefix("aten::")
-                if (full.startswith("aten::") and name not in self.policy
-                        and torch._C._dispatch_has_kernel_for_dispatch_key(full, "AutocastCPU")):
-                    self.lib.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
-        self._patch(torch)
-
-    @staticmethod
-    def _patch(torch) -> None:
-        """`autocast("cuda")` turns CPU autocast on and off with it, with its dtype."""
-        cls = torch.amp.autocast_mode.autocast
-        if getattr(cls, "_tlens_target", False):
-            return
-        enter, leave = cls.__enter__, cls.__exit__
-
-        def __enter__(self):
-            out = enter(self)
-            if self.device == "cuda":
-                self._tlens_cpu = (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
-                torch.set_autocast_enabled("cpu", self._enabled)
-                torch.set_autocast_dtype("cpu", self.fast_dtype)
-            return out
-
-        def __exit__(self, *exc):
-            saved = self.__dict__.pop("_tlens_cpu", None)
-            if saved is not None:
-                torch.set_autocast_enabled("cpu", saved[0])
-                torch.set_autocast_dtype("cpu", saved[1])
-            return leave(self, *exc)
-        cls.__enter__, cls.__exit__, cls._tlens_target = __enter__, __exit__, True
+def _registered(torch) -> list:
+    """CUDA's policy at the `AutocastCPU` key, registered once per process (a job), on the first
+    `autocast("cuda")` (~20 ms: a job that never enters one pays nothing); kept for good."""
+    if _library:
+        return _library
+    lib = torch.library.Library("aten", "IMPL")
+    policy = cuda_policy()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*[Oo]verrid.*")   # the CPU's own kernels, replaced
+        for name, kind in policy.items():
+            base, _, overload = name.partition(".")
+            op = getattr(getattr(torch.ops.aten, base), overload or "default")
+            other = None
+            if kind == "fp32_append":
+                b, _, o = _APPEND_DTYPE[name].partition(".")
+                other = getattr(getattr(torch.ops.aten, b), o)
+            lib.impl(name, _kernel(op, kind, other), "AutocastCPU")
+        for full in torch._C._dispatch_get_all_op_names():
+            name = full.removeprefix("aten::")
+            if (full.startswith("aten::") and name not in policy
+                    and torch._C._dispatch_has_kernel_for_dispatch_key(full, "AutocastCPU")):
+                lib.impl(name, torch.library.fallthrough_kernel, "AutocastCPU")
+    _library.append(lib)
+    return _library
 
 
-_installed: list[TargetAutocast] = []
+_library: list = []
 
 
 def install() -> None:
-    """Once per process (a job): CUDA autocast's policy for the view's tensors, kept for good."""
-    if not _installed and cuda_policy():
-        _installed.append(TargetAutocast())
+    """`autocast("cuda")` turns CPU autocast on and off with it, with its dtype, under CUDA's
+    policy (once per process; nothing where the wheel has no headers to read the policy from)."""
+    import torch
+    cls = torch.amp.autocast_mode.autocast
+    if getattr(cls, "_tlens_target", False) or not cuda_policy():
+        return
+    enter, leave = cls.__enter__, cls.__exit__
+
+    def __enter__(self):
+        out = enter(self)
+        if self.device == "cuda":
+            _registered(torch)
+            self._tlens_cpu = (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
+            torch.set_autocast_enabled("cpu", self._enabled)
+            torch.set_autocast_dtype("cpu", self.fast_dtype)
+        return out
+
+    def __exit__(self, *exc):
+        saved = self.__dict__.pop("_tlens_cpu", None)
+        if saved is not None:
+            torch.set_autocast_enabled("cpu", saved[0])
+            torch.set_autocast_dtype("cpu", saved[1])
+        return leave(self, *exc)
+    cls.__enter__, cls.__exit__, cls._tlens_target = __enter__, __exit__, True

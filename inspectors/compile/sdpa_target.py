@@ -87,7 +87,8 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
             else:
                 continue
             node.kwargs = {"scale": node.kwargs.get("scale")}
-            changed = _valued(node)
+            _valued(node)
+            changed = True
         elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
             grad_out, q, k, v, out, lse, dropout, causal = node.args[:8]
             qv, kv, vv = val(q), val(k), val(v)
@@ -112,7 +113,9 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
                              [True, True, True, False], causal)
             node.kwargs = {"scale": node.kwargs.get("scale")}
             _saved_as_on_gpu(kind, (out, lse), (qv, kv, vv), placeholders, fakes)
-            changed = _valued(seed) and _valued(offset) and _valued(node)
+            for made in (seed, offset, node):
+                _valued(made)
+            changed = True
     if changed:
         graph.lint()
         gm.recompile()
@@ -137,7 +140,7 @@ def _saved_as_on_gpu(kind: str, saved, qkv, placeholders: list, fakes: list) -> 
             fakes[placeholders.index(node)] = node.meta["val"] = fake
 
 
-def _valued(node) -> bool:
+def _valued(node) -> None:
     """The node's value (a fake tensor, in the graph's fake mode) and its getitems' made again."""
     import torch
     from torch._guards import detect_fake_mode
@@ -156,4 +159,3 @@ def _valued(node) -> bool:
             user.meta["val"] = node.meta["val"][user.args[1]]
             if user.meta.get("original_aten") is was:
                 user.meta["original_aten"] = node.target
-    return True
