@@ -51,7 +51,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from inspectors.compile import sdpa_target
+from inspectors.compile import device_choices, sdpa_target
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -222,6 +222,8 @@ class CompiledOnTarget:
         di.register_interface_for_device("cuda", _interface(torch))
         self._undo.append(lambda: di.register_interface_for_device("cuda", saved))
         self._set(triton_helpers, "set_driver_to_gpu", lambda: None)
+        if self.view is not None:                 # its decompositions and joint-graph passes: the target's
+            device_choices.install(self._set)
         flex = importlib.import_module("torch._higher_order_ops.flex_attention")
         permute = flex._permute_strides
 

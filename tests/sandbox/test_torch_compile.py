@@ -158,3 +158,25 @@ def test_an_attention_mask_is_the_memory_efficient_kernels_bias(engine, snippet)
     assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
     forward = {k.name for k in r.kernels if k.origin["graph"] == "forward"}
     assert len(forward) == 1 and "where" in next(iter(forward)), forward
+
+
+def test_inductor_chooses_by_the_targets_device(engine, snippet):
+    """Decompositions and joint-graph passes that branch on the device decide as for the GPU,
+    though AOTAutograd traces on CPU tensors (inspectors/compile/device_choices.py)."""
+    r = _compile(engine, snippet, "device_choices.py")
+    names = [k.name for k in r.kernels]
+    # torch 2.13 and later: an mm with K = 1 is a multiply on a GPU, fused with the relu (torch 2.11:
+    # an extern mm on both)
+    import torch
+    if tuple(int(p) for p in torch.__version__.split(".")[:2]) >= (2, 13):
+        assert any(n.startswith("triton_poi_fused_mm_relu") for n in names), names
+    # the convolution's bias gradient: a reduction of its own
+    bias = [k for k in r.kernels if k.origin["graph"] == "backward"]
+    assert bias and all("reduction" in k.origin["category"] for k in bias), [(k.name, k.origin) for k in bias]
+    assert "aten.convolution_backward" in bias[0].origin["aten_ops"]
+    # the attention written out: its softmax a kernel, no SDPA
+    line = next(n for n, text in enumerate(snippet("compiled/device_choices.py").splitlines(), 1)
+                if "torch.softmax(" in text)
+    soft = [k for k in r.kernels if "_softmax" in k.name]
+    assert soft and all(k.origin["lines"] == {"device_choices.py": [line]} for k in soft), [k.origin for k in soft]
+    assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
