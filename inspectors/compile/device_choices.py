@@ -2,32 +2,27 @@
 
 AOTAutograd traces a torch.compile'd function on the CPU tensors that stand for the target's, and
 two steps of that trace decide by the tensors' device:
-- **decompositions** (Inductor's table, torch's own): an mm or addmm with K = 1 is an outer product
-  the GPU fuses as a multiply (the CPU only when tiny); a convolution's backward has its bias
-  gradient as a reduction kernel on a GPU; batch norm, layer norm, upsampling and scatter-reduce
-  have branches of their own for CPU and GPU;
+- **decompositions**: an mm or addmm with K = 1 is an outer product the GPU fuses as a multiply
+  (the CPU only when tiny, and it makes a dot product a sum the GPU leaves to cuBLAS); a
+  convolution's backward has its bias gradient as a reduction kernel on a GPU;
 - **the joint-graph passes**, run before the graph is split into forward and backward: `bmm_to_mm`
   (a bmm with a batch of one is an mm on a GPU: a Llama's rotary position bmm, then fused into
   the rotary kernel), the attention patterns (`fuse_attention`: a hand-written fp32
   softmax(q @ kᵀ) @ v stays as written on a GPU without TF32, becomes SDPA on a CPU), `pad_mm`.
 
-Decided on the CPU tensors, each picks the CPU's branch: other kernels than the GPU's. Here a
-decomposition that reads a device sees its fake inputs on `cuda:0` while it runs, and the joint-graph
+Decided on the CPU tensors, each picks the CPU's branch: other kernels than the GPU's. Here those
+decompositions see their fake inputs on `cuda:0` while they run, and the joint-graph
 passes run on the graph with each node's value moved to `cuda:0` (shape, strides and dtype kept),
 the target as their input device. Then every value and device argument goes back to the CPU,
 where the graph still runs (inspectors/compile/compiled.py compiles it again for the target).
+
+Left as traced: torch's decompositions that branch on the device for batch norm, layer norm,
+upsampling and scatter-reduce (not yet compared with a GPU's).
 
 `pad_mm` pads a misaligned matmul where a timing on the GPU says it pays: here it pads only where
 Inductor is told to (`force_shape_pad`), as max-autotune's first candidate stands for a timing.
 """
 from __future__ import annotations
-
-import inspect
-import re
-
-# a decomposition whose source reads a device (or asks `is_gpu`): it may branch on it
-_READS_DEVICE = re.compile(r"\.device\b|\bis_gpu\(|\.is_cuda\b")
-
 
 def _tensor_map(value, fn):
     from torch.utils import _pytree as pytree
@@ -43,69 +38,59 @@ def _cpu_device(value):
     return value
 
 
-def back_on_cpu(graph, mode) -> bool:
-    """Every node's value and device argument on the CPU again; whether any changed."""
+def _values_on(graph, device, mode) -> None:
+    """Each node's value (fake tensors) on `device`, its shape, strides and dtype kept."""
     import torch
-    changed = False
 
     def one(t):
-        nonlocal changed
-        if not isinstance(t, torch.Tensor) or t.device.type == "cpu" or mode is None:
+        if not isinstance(t, torch.Tensor) or t.device.type == device.type:
             return t
-        changed = True
         with mode:
-            return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
+            return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
     for node in graph.nodes:
         if "val" in node.meta:
             node.meta["val"] = _tensor_map(node.meta["val"], one)
-        args, kwargs = _cpu_device(node.args), {k: _cpu_device(v) for k, v in node.kwargs.items()}
-        if args != node.args or kwargs != node.kwargs:
-            node.args, node.kwargs, changed = args, kwargs, True
-    return changed
+
+
+def _devices_on_cpu(graph) -> None:
+    """Each node's device arguments the CPU (a decomposition that read `cuda:0` made its tensors there)."""
+    for node in graph.nodes:
+        node.args, node.kwargs = _cpu_device(node.args), {k: _cpu_device(v) for k, v in node.kwargs.items()}
 
 
 def joint_passes_on_target(real_passes):
-    """`real_passes` (Inductor's joint_graph_passes) deciding as for `cuda:0`."""
+    """`real_passes` (Inductor's joint_graph_passes) deciding as for `cuda:0`: the nodes' values
+    there while they run, their device arguments the CPU (a pass that evaluates a node, as
+    constant folding does, runs it on the CPU)."""
     import torch
     from torch._guards import detect_fake_mode
-    cuda = torch.device("cuda", 0)
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
 
     def joint_graph_passes(graph, input_device=None, *args, **kwargs):
-        nodes = [n for n in graph.graph.nodes if "val" in n.meta]
-        mode = detect_fake_mode([n.meta["val"] for n in nodes])
+        mode = detect_fake_mode([n.meta["val"] for n in graph.graph.nodes if "val" in n.meta])
         if mode is None:
             return real_passes(graph, input_device, *args, **kwargs)
-
-        def on_cuda(t):
-            if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
-                return t
-            with mode:
-                return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=cuda)
-        for node in nodes:
-            node.meta["val"] = _tensor_map(node.meta["val"], on_cuda)
+        _devices_on_cpu(graph.graph)
+        _values_on(graph.graph, cuda, mode)
         try:
             return real_passes(graph, cuda, *args, **kwargs)
         finally:
-            if back_on_cpu(graph.graph, mode):
-                graph.recompile()
+            _values_on(graph.graph, cpu, mode)
+            _devices_on_cpu(graph.graph)
+            graph.recompile()
     return joint_graph_passes
 
 
+# the decompositions whose device branch makes other kernels on a GPU than on a CPU (read in
+# torch/_inductor/decomposition.py, torch 2.11 and 2.13): an mm, addmm or bmm with K = 1 (or
+# M = N = 1, or tiny) a multiply or a sum; a convolution backward's bias gradient a reduction.
+# Others read a device only to make their tensors there, or compare it with an argument's: as traced.
+_BY_DEVICE = ("mm", "addmm", "bmm", "convolution_backward")
+
+
 def decompositions_on_target(table: dict) -> dict:
-    """Inductor's decomposition table, each one that reads a device deciding as for `cuda:0`."""
-    return {op: _on_target(fn) if _reads_device(fn) else fn for op, fn in table.items()}
-
-
-_SEEN: dict = {}
-
-
-def _reads_device(fn) -> bool:
-    if fn not in _SEEN:
-        try:
-            _SEEN[fn] = bool(_READS_DEVICE.search(inspect.getsource(inspect.unwrap(fn))))
-        except (OSError, TypeError):
-            _SEEN[fn] = False
-    return _SEEN[fn]
+    """Inductor's decomposition table, those of `_BY_DEVICE` deciding as for `cuda:0`."""
+    return {op: _on_target(fn) if getattr(op, "_opname", None) in _BY_DEVICE else fn for op, fn in table.items()}
 
 
 def _on_target(fn):
@@ -117,6 +102,11 @@ def _on_target(fn):
     def decomposed(*args, **kwargs):
         moved = [t for t in pytree.tree_leaves((args, kwargs))
                  if isinstance(t, FakeTensor) and t.fake_device.type == "cpu"]
+        if not moved:
+            return fn(*args, **kwargs)
+        # a device argument too (`_to_copy(x, device=...)` compares it with x's)
+        args, kwargs = pytree.tree_map(lambda v: cuda if isinstance(v, torch.device) and v.type == "cpu" else v,
+                                       (args, kwargs))
         for t in moved:
             t.fake_device = cuda
         try:
