@@ -197,6 +197,8 @@ class CompiledOnTarget:
                 query = key = value = on_target
             return options(query, key, value, *args, **kwargs)
         self._set(api, "_apply_kernel_options", options_on_target)
+        if self.view is not None:                 # a tensor's device, read by the traced code: the target's
+            device_choices.install_tracing(self._set)
 
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""

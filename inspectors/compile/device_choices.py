@@ -29,12 +29,15 @@ def _tensor_map(value, fn):
     return pytree.tree_map(fn, value)
 
 
-def _cpu_device(value):
+def _cpu_device(value, named=False):
+    """`value` with each torch.device (and, where `named`, each "cuda…" string) the CPU."""
     import torch
     if isinstance(value, torch.device) and value.type != "cpu":
         return torch.device("cpu")
-    if isinstance(value, (list, tuple)):
-        return type(value)(_cpu_device(v) for v in value)
+    if named and isinstance(value, str) and value.split(":")[0] == "cuda":
+        return "cpu"
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):      # not a named tuple
+        return type(value)(_cpu_device(v, named) for v in value)
     return value
 
 
@@ -120,6 +123,38 @@ def _on_target(fn):
         return out
     decomposed.__wrapped__ = fn
     return decomposed
+
+
+def install_tracing(set_) -> None:
+    """Dynamo: a tensor's `.device` and `.is_cuda`, read by the traced code, are the target's (a
+    branch on `x.is_cuda` or `x.device.type` takes the GPU's way, `torch.autocast(x.device.type)`
+    is CUDA's autocast); a device the code hands an op is the CPU, where the graph is traced and runs."""
+    import torch
+    from torch._dynamo import utils
+    from torch._dynamo.variables.tensor import TensorVariable
+    cuda = torch.device("cuda", 0)
+
+    def read_as_target(method):
+        def read(self, tx):
+            saved = self.device
+            if saved is not None and saved.type == "cpu":
+                self.device = cuda
+            try:
+                return method(self, tx)
+            finally:
+                self.device = saved
+        return read
+    for name in ("method_attr_device", "method_attr_is_cuda"):
+        set_(TensorVariable, name, read_as_target(getattr(TensorVariable, name)))
+    run = utils.run_node
+
+    def run_node(tracer, node, args, kwargs, nnmodule):
+        node.args, args = _cpu_device(node.args), _cpu_device(args)
+        node.kwargs, kwargs = ({k: _cpu_device(v, k == "device") for k, v in kw.items()} for kw in (node.kwargs, kwargs))
+        if node.op == "call_method" and node.target == "to":       # x.to("cuda")
+            node.args, args = _cpu_device(node.args, True), _cpu_device(args, True)
+        return run(tracer, node, args, kwargs, nnmodule)
+    set_(utils, "run_node", run_node)
 
 
 def install(set_) -> None:

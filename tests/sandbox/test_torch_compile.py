@@ -146,6 +146,9 @@ def test_attention_is_the_gpus_flash_attention(engine, snippet):
     # flash backward (the CPU's variant needed a transpose kernel the GPU has not:
     # benchmarks/results/gpu_drivers.txt)
     assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
+    # code that branches on x.is_cuda takes the CUDA branch (Dynamo reads the target's device)
+    [branch] = {k.name for k in r.kernels if "sigmoid" in k.name}
+    assert "mul" in branch and "sub" not in branch and "arange" in branch, branch
     backward = {k.name for k in r.kernels if k.origin["graph"] == "backward"}
     assert len(backward) == 2 and any("select_backward" in n for n in backward), backward
 
@@ -161,8 +164,9 @@ def test_an_attention_mask_is_the_memory_efficient_kernels_bias(engine, snippet)
 
 
 def test_inductor_chooses_by_the_targets_device(engine, snippet):
-    """Decompositions and joint-graph passes that branch on the device decide as for the GPU,
-    though AOTAutograd traces on CPU tensors (inspectors/compile/device_choices.py)."""
+    """Decompositions, joint-graph passes and the user's code that branch on the device decide as
+    for the GPU, though Dynamo and AOTAutograd trace CPU tensors (inspectors/compile/device_choices.py;
+    8 of 8 the same PTX as an H200's: benchmarks/results/gpu_drivers.txt)."""
     r = _compile(engine, snippet, "device_choices.py")
     names = [k.name for k in r.kernels]
     # torch 2.13 and later: an mm with K = 1 is a multiply on a GPU, fused with the relu (torch 2.11:
