@@ -163,7 +163,7 @@ def test_an_attention_mask_is_the_memory_efficient_kernels_bias(engine, snippet)
 def test_inductor_chooses_by_the_targets_device(engine, snippet):
     """Decompositions, joint-graph passes and the user's code that branch on the device decide as
     for the GPU, though Dynamo and AOTAutograd trace CPU tensors (inspectors/compile/device_choices.py;
-    8 of 8 the same PTX as an H200's: benchmarks/results/gpu_drivers.txt)."""
+    10 of 10 the same PTX as an H200's: benchmarks/results/gpu_drivers.txt)."""
     r = _compile(engine, snippet, "device_choices.py")
     names = [k.name for k in r.kernels]
     # torch 2.13 and later: an mm with K = 1 is a multiply on a GPU, fused with the relu (torch 2.11:
