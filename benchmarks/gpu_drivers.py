@@ -122,6 +122,7 @@ def _run_on_gpu(path: Path) -> list[dict]:
 
     spec = importlib.util.spec_from_file_location(f"driver_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module        # as an import does: Dynamo looks its classes up by module
     spec.loader.exec_module(module)
     saved = knobs.runtime.jit_cache_hook
     knobs.runtime.jit_cache_hook = hook

@@ -199,6 +199,7 @@ class CompiledOnTarget:
         self._set(api, "_apply_kernel_options", options_on_target)
         if self.view is not None:                 # a tensor's device, read by the traced code: the target's
             device_choices.install_tracing(self._set)
+            sdpa_target.traced_with_dropout(self._set, self.view.device.major)
 
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""
@@ -363,6 +364,7 @@ class CompiledOnTarget:
             if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
+        sdpa_target.without_dropout(gm)    # what runs here: an attention's dropout the CPU's kernel refuses
         return make_boxed_func(gm.forward)
 
 

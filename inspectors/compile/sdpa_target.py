@@ -159,3 +159,54 @@ def _valued(node) -> None:
             user.meta["val"] = node.meta["val"][user.args[1]]
             if user.meta.get("original_aten") is was:
                 user.meta["original_aten"] = node.target
+
+
+def traced_with_dropout(set_, major: int) -> None:
+    """Attention with dropout, traced as the GPU's: the CPU takes its math path for it (softmax,
+    dropout and two matmuls: kernels of Inductor's), the GPU its flash or memory-efficient kernel,
+    which take the dropout themselves. While AOTAutograd traces (Python dispatcher on, fake
+    tensors), such an attention is the CPU's flash node with its dropout, which `as_on_gpu` makes
+    the GPU's; `without_dropout` makes the graph that runs on the CPU one its kernel can run.
+    `set_(obj, name, value)` records the undo."""
+    import torch
+    from torch._C import DispatchKey
+    from torch._subclasses.fake_tensor import is_fake
+    op = torch.ops.aten.scaled_dot_product_attention.default
+    composite = DispatchKey.CompositeImplicitAutograd
+
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        as_gpu = (dropout_p > 0 and not enable_gqa and is_fake(query)
+                  and _choice(query, key, value, is_causal, major, attn_mask) is not None)
+        if not as_gpu:
+            return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                             enable_gqa=enable_gqa)
+        if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
+            attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
+                                                                        device=attn_mask.device))
+        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]
+    set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
+    set_(op, "_dispatch_cache", {})
+
+
+def without_dropout(gm) -> None:
+    """The CPU graph that runs: its flash attention nodes (forward, backward) without dropout,
+    which the CPU's kernel refuses (the values differ from a GPU's by the dropped elements)."""
+    import torch
+    aten = torch.ops.aten
+    changed = False
+    for node in gm.graph.nodes:
+        if node.target is aten._scaled_dot_product_flash_attention_for_cpu.default and len(node.args) > 3:
+            at = 3
+        elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
+            at = 6
+        else:
+            continue
+        if node.args[at]:
+            node.args = (*node.args[:at], 0.0, *node.args[at + 1:])
+            changed = True
+        if at == 3 and node.kwargs.get("dropout_p"):
+            node.kwargs = {**node.kwargs, "dropout_p": 0.0}
+            changed = True
+    if changed:
+        gm.recompile()

@@ -184,3 +184,12 @@ def test_inductor_chooses_by_the_targets_device(engine, snippet):
     # code that branches on x.is_cuda takes the CUDA branch (Dynamo reads the target's device)
     [branch] = {k.name for k in r.kernels if "sigmoid" in k.name}
     assert "mul" in branch and "sub" not in branch and "arange" in branch, branch
+
+
+def test_attention_with_dropout_is_the_gpus_kernel(engine, snippet):
+    """A training attention with dropout: the GPU's memory-efficient kernel takes the dropout, so
+    no softmax or dropout kernel of Inductor's (the CPU's math path) is left in either graph."""
+    r = _compile(engine, snippet, "attention_dropout.py")
+    ops = {op for k in r.kernels for op in k.origin.get("aten_ops", ())}
+    assert not ops & {"aten._safe_softmax", "aten.native_dropout", "aten._softmax"}, ops
+    assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
