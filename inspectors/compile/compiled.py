@@ -395,7 +395,6 @@ def _on_target(gm, example_inputs, view=None):
     import torch
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
     from torch.utils import _pytree as pytree
     cuda = torch.device("cuda", 0)
 
@@ -433,5 +432,5 @@ def _on_target(gm, example_inputs, view=None):
     if view is not None:
         sdpa_target.as_on_gpu(target_gm, fakes, view.target.backend, view.device.major)
     with torch.no_grad(), contextlib.suppress(RuntimeError):
-        FakeTensorProp(target_gm, mode).propagate_dont_convert_inputs(*fakes)
+        sdpa_target.propagate(target_gm, mode, fakes)
     return target_gm, fakes

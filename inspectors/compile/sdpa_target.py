@@ -210,3 +210,33 @@ def without_dropout(gm) -> None:
             changed = True
     if changed:
         gm.recompile()
+
+
+def propagate(gm, mode, fakes) -> None:
+    """The target graph's values propagated again from `fakes`. Where the GPU's attention layout
+    makes a traced view invalid (the CPU's output was contiguous, so the code's `.contiguous()`
+    before it left nothing in the graph), the view gets the clone that `.contiguous()` makes on the
+    GPU (nn.MultiheadAttention's output)."""
+    import torch
+    from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+    aten = torch.ops.aten
+
+    class Prop(FakeTensorProp):
+        def run_node(self, n):
+            try:
+                return super().run_node(n)
+            except ValueError:
+                if n.target not in (aten.view.default, aten._unsafe_view.default):
+                    raise
+            with n.graph.inserting_before(n):
+                clone = n.graph.call_function(aten.clone.default, (n.args[0],),
+                                              {"memory_format": torch.contiguous_format})
+            clone.meta.update({k: n.meta[k] for k in ("stack_trace", "nn_module_stack", "seq_nr") if k in n.meta})
+            clone.meta["original_aten"] = aten.clone.default
+            self.env[clone] = super().run_node(clone)
+            n.args = (clone, *n.args[1:])
+            return super().run_node(n)
+
+    Prop(gm, mode).propagate_dont_convert_inputs(*fakes)
+    gm.graph.lint()
+    gm.recompile()

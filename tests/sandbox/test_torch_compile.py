@@ -193,3 +193,14 @@ def test_attention_with_dropout_is_the_gpus_kernel(engine, snippet):
     ops = {op for k in r.kernels for op in k.origin.get("aten_ops", ())}
     assert not ops & {"aten._safe_softmax", "aten.native_dropout", "aten._softmax"}, ops
     assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
+
+
+def test_multihead_attention_copies_the_gpus_attention_output(engine, snippet):
+    """nn.MultiheadAttention reshapes the attention's output after `.contiguous()`: the CPU's was
+    contiguous already (nothing in the graph), the GPU kernel's is not, so the target graph gets the
+    clone the GPU's has (it failed with "Cannot view a tensor" before)."""
+    r = _compile(engine, snippet, "mha_train.py")
+    line = next(n for n, text in enumerate(snippet("compiled/mha_train.py").splitlines(), 1) if "self.mha(" in text)
+    forward = [k for k in r.kernels if k.origin["graph"] == "forward" and "clone" in k.name]
+    assert forward and any(line in k.origin["lines"].get("mha_train.py", []) for k in forward), \
+        [(k.name, k.origin) for k in forward]
