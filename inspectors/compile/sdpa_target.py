@@ -237,6 +237,8 @@ def propagate(gm, mode, fakes) -> None:
             n.args = (clone, *n.args[1:])
             return super().run_node(n)
 
-    Prop(gm, mode).propagate_dont_convert_inputs(*fakes)
-    gm.graph.lint()
-    gm.recompile()
+    try:
+        Prop(gm, mode).propagate_dont_convert_inputs(*fakes)
+    finally:                                   # a clone made before an op failed is kept
+        gm.graph.lint()
+        gm.recompile()
