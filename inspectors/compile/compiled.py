@@ -395,17 +395,9 @@ def _on_target(gm, example_inputs, view=None):
     import torch
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.utils import _pytree as pytree
     cuda = torch.device("cuda", 0)
-
-    def moved(value):
-        if isinstance(value, torch.device) and value.type == "cpu":
-            return cuda
-        return value
     graph = copy.deepcopy(gm.graph)
-    for node in graph.nodes:
-        node.args = tuple(moved(a) for a in node.args)
-        node.kwargs = {k: moved(v) for k, v in node.kwargs.items()}
+    device_choices.devices_on(graph, cuda)
     target_gm = torch.fx.GraphModule(gm, graph)
     # AOTAutograd's own fake mode where it has one (its shape environment: dynamic shapes)
     mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
@@ -419,14 +411,7 @@ def _on_target(gm, example_inputs, view=None):
                 fakes.append(t)
     # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
     # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
-    def on_cuda(value):
-        if isinstance(value, torch.Tensor):
-            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=cuda)
-        return value
-    with mode:
-        for node in target_gm.graph.nodes:
-            if "val" in node.meta and node.op != "placeholder":
-                node.meta["val"] = pytree.tree_map(on_cuda, node.meta["val"])
+    device_choices.values_on(target_gm.graph, cuda, mode)
     for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
         node.meta["val"] = fake
     if view is not None:

@@ -24,41 +24,39 @@ Inductor is told to (`force_shape_pad`), as max-autotune's first candidate stand
 """
 from __future__ import annotations
 
-def _tensor_map(value, fn):
-    from torch.utils import _pytree as pytree
-    return pytree.tree_map(fn, value)
-
-
-def _cpu_device(value, named=False):
-    """`value` with each torch.device (and, where `named`, each "cuda…" string) the CPU."""
+def on_device(value, device, named=False):
+    """`value` with each torch.device in it (lists and tuples too) `device`; where `named`, each
+    "cuda…" string the CPU (`x.to("cuda")`, `device="cuda"`)."""
     import torch
-    if isinstance(value, torch.device) and value.type != "cpu":
-        return torch.device("cpu")
-    if named and isinstance(value, str) and value.split(":")[0] == "cuda":
+    if isinstance(value, torch.device) and value != device:
+        return device
+    if named and device.type == "cpu" and isinstance(value, str) and value.split(":")[0] == "cuda":
         return "cpu"
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):      # not a named tuple
-        return type(value)(_cpu_device(v, named) for v in value)
+        return type(value)(on_device(v, device, named) for v in value)
     return value
 
 
-def _values_on(graph, device, mode) -> None:
-    """Each node's value (fake tensors) on `device`, its shape, strides and dtype kept."""
+def devices_on(graph, device) -> None:
+    """Each node's device arguments `device`."""
+    for node in graph.nodes:
+        node.args = on_device(node.args, device)
+        node.kwargs = {k: on_device(v, device) for k, v in node.kwargs.items()}
+
+
+def values_on(graph, device, mode) -> None:
+    """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept."""
     import torch
+    from torch.utils import _pytree as pytree
 
     def one(t):
-        if not isinstance(t, torch.Tensor) or t.device.type == device.type:
+        if not isinstance(t, torch.Tensor) or t.device == device:
             return t
         with mode:
             return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
     for node in graph.nodes:
         if "val" in node.meta:
-            node.meta["val"] = _tensor_map(node.meta["val"], one)
-
-
-def _devices_on_cpu(graph) -> None:
-    """Each node's device arguments the CPU (a decomposition that read `cuda:0` made its tensors there)."""
-    for node in graph.nodes:
-        node.args, node.kwargs = _cpu_device(node.args), {k: _cpu_device(v) for k, v in node.kwargs.items()}
+            node.meta["val"] = pytree.tree_map(one, node.meta["val"])
 
 
 def joint_passes_on_target(real_passes):
@@ -73,13 +71,13 @@ def joint_passes_on_target(real_passes):
         mode = detect_fake_mode([n.meta["val"] for n in graph.graph.nodes if "val" in n.meta])
         if mode is None:
             return real_passes(graph, input_device, *args, **kwargs)
-        _devices_on_cpu(graph.graph)
-        _values_on(graph.graph, cuda, mode)
+        devices_on(graph.graph, cpu)
+        values_on(graph.graph, cuda, mode)
         try:
             return real_passes(graph, cuda, *args, **kwargs)
         finally:
-            _values_on(graph.graph, cpu, mode)
-            _devices_on_cpu(graph.graph)
+            values_on(graph.graph, cpu, mode)
+            devices_on(graph.graph, cpu)
             graph.recompile()
     return joint_graph_passes
 
@@ -132,7 +130,7 @@ def install_tracing(set_) -> None:
     import torch
     from torch._dynamo import utils
     from torch._dynamo.variables.tensor import TensorVariable
-    cuda = torch.device("cuda", 0)
+    cuda, cpu = torch.device("cuda", 0), torch.device("cpu")
 
     def read_as_target(method):
         def read(self, tx):
@@ -149,10 +147,10 @@ def install_tracing(set_) -> None:
     run = utils.run_node
 
     def run_node(tracer, node, args, kwargs, nnmodule):
-        node.args, args = _cpu_device(node.args), _cpu_device(args)
-        node.kwargs, kwargs = ({k: _cpu_device(v, k == "device") for k, v in kw.items()} for kw in (node.kwargs, kwargs))
-        if node.op == "call_method" and node.target == "to":       # x.to("cuda")
-            node.args, args = _cpu_device(node.args, True), _cpu_device(args, True)
+        named = node.op == "call_method" and node.target == "to"      # x.to("cuda")
+        node.args, args = on_device(node.args, cpu, named), on_device(args, cpu, named)
+        node.kwargs, kwargs = ({k: on_device(v, cpu, k == "device") for k, v in kw.items()}
+                               for kw in (node.kwargs, kwargs))
         return run(tracer, node, args, kwargs, nnmodule)
     set_(utils, "run_node", run_node)
 
