@@ -77,6 +77,30 @@ def open_app(browser, url: str, viewport: dict | None = None, timeout: int = 60_
     return page
 
 
+def idle(page, timeout: int = 120_000) -> None:
+    """Until the page's script run has ended (Streamlit's running icon is gone)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')", timeout=timeout)
+
+
+def switch_on(page, name: str) -> None:
+    """Turn on the toggle `name` as a user would, once the page is idle, and wait until it shows
+    checked. A click during a run (a Compile still finishing) was once lost in CI (stop 52): the
+    switch stayed off and its bars never came. One more click after 15 s unchecked; a toggle that
+    still does not turn on fails the test."""
+    from playwright.sync_api import expect
+    switch = page.get_by_role("switch", name=name)
+    for timeout in (15_000, 30_000):
+        idle(page)
+        page.get_by_text(name, exact=True).click()      # its label: the input is drawn under it
+        try:
+            expect(switch).to_be_checked(timeout=timeout)
+            return
+        except AssertionError:
+            if timeout == 30_000:
+                raise
+
+
 def deprecation_lines(log: str) -> list[str]:
     """The lines of a server log that announce a deprecated API."""
     return [line for line in log.splitlines() if DEPRECATION.search(line)]

@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from browser import SHOTS, open_app, require_chromium, running_app
+from browser import SHOTS, open_app, require_chromium, running_app, switch_on
 from conftest import ROOT
 from inspectors.base.result import CompileRequest
 from inspectors.explain import profile as prof
@@ -51,7 +51,7 @@ def test_heat_bars_drawn(page):
     page.get_by_role("button", name="Compile", exact=True).click()
     py = page.locator('.tlens-panel[data-stage="source"]')
     expect(py).to_be_visible(timeout=120_000)
-    page.get_by_text("Measured heat").click()
+    switch_on(page, "Measured heat")
     hot = py.locator(f'.l.heat[data-line="{p.lines[0].python_line}"]')
     expect(hot).to_be_visible(timeout=30_000)
     assert hot.get_attribute("data-heat") == f"{100 * p.lines[0].share:.1f} % of samples"
@@ -80,7 +80,7 @@ def test_a_committed_h100_profile_in_the_explorer(page):
         page.goto(url + "/?kernel=matmul&target=cuda%3A90&run=1")
         py = page.locator('.tlens-panel[data-stage="source"]')
         expect(py).to_be_visible(timeout=120_000)
-        page.get_by_text("Measured heat").click()
+        switch_on(page, "Measured heat")
         expect(page.get_by_text(f"measured on {saved.meta['gpu']}").first).to_be_attached(timeout=30_000)
         hot = py.locator(f'.l.heat[data-line="{top.python_line}"]')
         hot.scroll_into_view_if_needed(timeout=30_000)

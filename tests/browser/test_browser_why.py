@@ -3,7 +3,7 @@ matmul's remarks, a click that follows the loop's line in every panel, the amber
 Python panel's gutter, and the register bars."""
 import re
 
-from browser import SHOTS, open_app, require_chromium
+from browser import SHOTS, open_app, require_chromium, switch_on
 from conftest import ROOT
 
 require_chromium()
@@ -27,7 +27,7 @@ def test_why_list_follows_and_register_bars_draw(browser, server):
     ptx = page.locator('.tlens-panel[data-stage="ptx"]')
     expect(py.locator(f'.l.sel[data-line="{LOOP}"]')).to_be_attached(timeout=60_000)
     expect(ptx.locator(".l.sel").first).to_be_attached(timeout=30_000)   # the loop's PTX lights up too
-    page.get_by_text("Live registers").click()
+    switch_on(page, "Live registers")
     bars = py.locator(".l.regs")
     expect(bars.first).to_be_attached(timeout=120_000)
     counts = [int(b.get_attribute("data-regs").split()[0]) for b in bars.all()]
