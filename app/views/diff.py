@@ -169,7 +169,8 @@ def _build() -> tuple[CompileRecord, CompileRecord] | None:
         with st.spinner(f"Compiling {side.upper()}" + (f" with Triton {request.triton_version}…"
                                                        if request.triton_version else "…")):
             result = services.compile_kernel(request, float(st.session_state.get("timeout", 60)))
-        if result.error and result.partial and request.triton_version:
+        # shown with a warning: another version's failing stage, or example() raising after its launches
+        if result.partial and (request.triton_version or result.error.stage is None):
             st.warning(f"{side.upper()} (Triton {plain(result.triton_version)}): {plain(result.error.headline())}")
         elif not result.ok:
             st.error(f"{side.upper()}: {plain(result.error.headline())}")

@@ -146,8 +146,15 @@ def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult)
 
 
 def render_partial(result: CompileResult) -> None:
-    """Above the panels when a later stage failed in some launch."""
+    """Above the panels when a later stage failed in some launch, or example() raised after
+    making the launches shown."""
     failed = [k for k in result.kernels if k.error is not None]
+    if not failed:
+        st.warning(plain(result.error.headline()))
+        if result.error.detail:
+            with st.expander("Details (traceback)"):
+                st.code(result.error.detail, language=None)
+        return
     where = ", ".join(f"launch {k.launch + 1} ({k.error.stage})" for k in failed)
     st.warning(f"{len(failed)} of {len(result.kernels)} launch(es) stopped at a later stage: {where}. The stages "
                "made before it are shown and downloadable; the failing stage's panel holds the error"

@@ -128,7 +128,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                 if not jitted and (req.signature or not callable(getattr(module, "example", None))):
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
                                                         filename, None))
-                launches = _launches(module, jitted, req, gtarget, path, gpu_view.driver_properties(target))
+                launches, raised = _launches(module, jitted, req, gtarget, path, gpu_view.driver_properties(target))
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:
@@ -139,7 +139,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             kernels = compile_launches(shim, launches, gtarget, target, req, path, output_path)
             # a later stage failed in some launch: every launch is returned with what it made,
             # and the first failure is the result's error too (so `ok` is False)
-            error = next((k.error for k in kernels if k.error is not None), None)
+            error = next((k.error for k in kernels if k.error is not None), raised)
     except loading.JobError as e:
         error = e.error
     except BaseException as e:  # noqa: BLE001 - anything else is reported, the worker lives on
@@ -175,7 +175,9 @@ def _cpu_now() -> float:
     return time.process_time() + tools.ru_utime + tools.ru_stime
 
 
-def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict) -> list:
+def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict) -> tuple[list, CompileError | None]:
+    """The launches to compile, and the error example() raised after making some (None when it
+    returned)."""
     from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
@@ -186,7 +188,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
                                          "name one to compile from a signature"))
         fn = jitted[req.kernel] if req.kernel else next(iter(jitted.values()))
         try:
-            return [shim.launch_from_signature(fn, req.signature, gtarget, req.num_warps, req.num_stages)]
+            return [shim.launch_from_signature(fn, req.signature, gtarget, req.num_warps, req.num_stages)], None
         except ValueError as e:
             raise loading.JobError(CompileError("usage", f"bad signature: {e}", filename)) from None
     example = getattr(module, "example", None)
@@ -205,13 +207,18 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
             message = f"example() raised {type(e).__name__}: {e}"
             if isinstance(e, MemoryError):
                 message += f"(over the worker's memory limit, {settings_mod.load().worker_memory_mb} MB)"
-            raise loading.JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
+            if not recorder.launches:
+                raise loading.JobError(CompileError("runtime", message, filename, line, traceback.format_exc())) from None
+            # the launches made before it are compiled and shown, the error with them
+            n = len(recorder.launches)
+            message += f" (after {n} launch{'es' if n > 1 else ''}, shown)"
+            return recorder.launches, CompileError("runtime", message, filename, line, traceback.format_exc())
     if not recorder.launches:
         own = "" if jitted else f"; {filename} has no @triton.jit kernel of its own"
         what = f": it called {', '.join(called.names)}" if called.names else ""
         raise loading.JobError(CompileError("usage", f"example() ran but launched no Triton kernel{what}{own}",
                                             filename))
-    return recorder.launches
+    return recorder.launches, None
 
 
 def compile_launches(shim, launches, gtarget, target, req, path: Path, output_path: Path) -> list[KernelResult]:

@@ -49,6 +49,17 @@ def test_syntax_error_keeps_text_and_names_line(at):
     assert sent["doc"] == broken and sent["errorLine"] == 7 and "syntax" in sent["errorMessage"]
 
 
+def test_kernels_launched_before_example_raised_are_shown(at):
+    source = (SNIPPETS / "raises_after_launch.py").read_text()
+    editor(at).input(source).run()
+    at.button(key="compile").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("line 16" in w.value and "after 2 launches" in w.value for w in at.warning), \
+        [w.value for w in at.warning]
+    assert "ptx" in panels(at) and len(at.selectbox(key="launch").options) == 2
+    assert editor(at).data()["errorLine"] == 16
+
+
 def test_drafts_survive_switching_kernels(at):
     edited = editor(at).value
     at.selectbox(key="picker").set_value("softmax").run()

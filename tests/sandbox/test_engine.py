@@ -121,6 +121,17 @@ def test_launcher_exception(engine, snippet):
     assert "shapes do not match" in r.error.message
 
 
+def test_example_raising_after_launches_keeps_them(engine, snippet):
+    """The launches example() made before it raised are compiled and returned, with the error
+    (its line, and how many launches came before it) as the result's."""
+    r = _compile(engine, snippet, "raises_after_launch.py")
+    assert r.partial and not r.ok
+    assert r.error.kind == "runtime" and r.error.line == 16 and "after 2 launches" in r.error.message
+    assert [k.name for k in r.kernels] == ["double", "double"]
+    assert all(k.error is None and "ptx" in k.stages for k in r.kernels)
+    assert "ld.global.v4" in r.kernels[0].stages["ptx"] and "ld.global.v4" not in r.kernels[1].stages["ptx"]
+
+
 def test_no_kernels(engine, snippet):
     r = _compile(engine, snippet, "no_kernels.py")
     assert r.error.kind == "usage" and r.error.message == (
