@@ -129,6 +129,15 @@ def origins(wrapper_source: str, graph, job_dir: str, which: str, by_seq: dict) 
         out[k.name] = {"kernel": k.name, "category": k.category, "graph": which,
                        "source_nodes": list(k.source_nodes), "aten_ops": list(k.aten_ops),
                        "lines": {f: sorted(v) for f, v in lines.items()}}
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+    for n in graph.nodes:       # a user's Triton kernel the graph calls: the lines of its call
+        if "triton_kernel_wrapper" in str(n.target) and "kernel_idx" in n.kwargs:
+            fn = kernel_side_table.get_kernel(n.kwargs["kernel_idx"])
+            name = getattr(getattr(fn, "fn", fn), "__name__", "")
+            lines = sorted(set(_lines_of(traces.get(n.name, ""), job_dir)))
+            entry = out.setdefault(name, {"kernel": name, "category": "other", "graph": which, "aten_ops": []})
+            if not entry.get("lines"):
+                entry.update(source_nodes=[n.name], lines={f: [ln for g, ln in lines if g == f] for f, _ in lines})
     return out
 
 
@@ -365,7 +374,22 @@ class CompiledOnTarget:
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
         sdpa_target.without_dropout(gm)    # what runs here: an attention's dropout the CPU's kernel refuses
-        return make_boxed_func(gm.forward)
+        return make_boxed_func(_running(gm, {launch.fn.__name__ for launch in recorded}))
+
+
+def _running(gm, compiled: set[str]):
+    """The graph's forward, run here: a user's Triton kernel in it (`triton_kernel_wrapper_*`)
+    launches through the JIT, where the GPU runs Inductor's compile of it, recorded already."""
+    from inspectors.compile import triton_shim
+
+    def forward(*args):
+        added = compiled - triton_shim._skipped
+        triton_shim._skipped.update(added)
+        try:
+            return gm.forward(*args)
+        finally:
+            triton_shim._skipped.difference_update(added)
+    return forward
 
 
 def record_configs(autotuner, record) -> None:

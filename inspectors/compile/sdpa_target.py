@@ -15,8 +15,8 @@ that runs on the CPU) in place: each CPU attention node becomes the GPU's, with 
 the GPU's autograd formula passes (the forward's philox state, the logsumexp padded to 32 rows
 as the memory-efficient kernel returns it, an attention mask expanded to the attention's shape as
 the GPU's bias). Left as traced, and said by the caller's docs: a mask whose strides the GPU
-pads first, heads of different sizes, grouped query attention, an AMD target or an NVIDIA one
-before sm_80.
+pads first, heads of different sizes, grouped query attention the flash kernel cannot take (the
+GPU's math path copies k and v per query head), an AMD target or an NVIDIA one before sm_80.
 """
 from __future__ import annotations
 
@@ -28,18 +28,19 @@ def _choice(query, key, value, is_causal: bool, major: int, mask=None) -> str | 
     `mask`: the additive mask's value (flash takes none; the memory-efficient kernel one whose
     strides are multiples of 8, else the GPU pads it first: left as traced)."""
     import torch
-    if major < 8 or query.dim() != 4 or query.shape[1] != key.shape[1]:
+    if major < 8 or query.dim() != 4 or key.shape[1] != value.shape[1] or query.shape[1] % key.shape[1]:
         return None
     head, vhead = query.shape[-1], value.shape[-1]
     if head != key.shape[-1] or head != vhead or head % 8:
         return None
+    flash = mask is None and query.dtype in (torch.float16, torch.bfloat16) and head <= 256 and not (
+        is_causal and query.shape[-2] != key.shape[-2])
+    if query.shape[1] != key.shape[1]:      # grouped query heads: flash takes them, the efficient kernel
+        return "flash" if flash else None   # does not (the math path, which copies k and v: as traced)
     if mask is not None:
         aligned = mask.stride()[-1] == 1 and all(s % 8 == 0 for s in mask.stride()[:-1])
         return "efficient" if aligned else None
-    if query.dtype in (torch.float16, torch.bfloat16) and head <= 256 and not (
-            is_causal and query.shape[-2] != key.shape[-2]):
-        return "flash"
-    return "efficient"
+    return "flash" if flash else "efficient"
 
 
 def _bias(graph, node, mask, query, key):

@@ -32,7 +32,6 @@ layers need: which ptxas, which flags, small-tensor layouts). Version difference
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import importlib
 import io
@@ -135,6 +134,7 @@ def _lenient(serialize):
 
 
 _recording: list = []      # the LaunchRecorders entered, innermost last
+_skipped: set = set()      # kernels whose JIT launches are not recorded now (compiled.py: Inductor's already)
 
 
 def record(launch: Launch) -> None:
@@ -176,7 +176,7 @@ class LaunchRecorder:
     def _hook(self, *, key, repr, fn, compile, is_manual_warmup, already_compiled):
         data = json.loads(compile["specialization_data"])
         dedup = json.dumps([fn.name, str(key)])
-        if dedup not in self._keys:
+        if dedup not in self._keys and fn.name not in _skipped:
             self._keys.add(dedup)
             self.launches.append(Launch(
                 fn=fn.jit_function,
