@@ -204,3 +204,26 @@ def test_multihead_attention_copies_the_gpus_attention_output(engine, snippet):
     forward = [k for k in r.kernels if k.origin["graph"] == "forward" and "clone" in k.name]
     assert forward and any(line in k.origin["lines"].get("mha_train.py", []) for k in forward), \
         [(k.name, k.origin) for k in forward]
+
+
+def test_grouped_query_attention_is_the_gpus_flash_attention(engine, snippet):
+    """8 query heads on 2 key/value heads in bf16: the GPU's flash kernel takes the shared heads,
+    forward and backward (21 of 21 kernels the same PTX as an H100's:
+    benchmarks/results/gpu_drivers.txt); the CPU's backward had a copy kernel of its own."""
+    r = _compile(engine, snippet, "gqa_attention.py")
+    assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
+    assert not any("attention" in k.name or "attention" in " ".join(k.origin.get("aten_ops", ())) for k in r.kernels), \
+        [k.name for k in r.kernels]
+
+
+def test_a_users_kernel_in_a_compiled_function_is_one_launch(engine, snippet):
+    """A Triton kernel the user launches inside `torch.compile(fullgraph=True)`: Inductor's compile
+    of it, once, named by its launch line (the CPU graph's own run of it is not a second launch)."""
+    r = _compile(engine, snippet, "user_kernel.py")
+    names = [k.name for k in r.kernels]
+    assert names.count("add_kernel") == 1 and sum(n.startswith("triton_poi_fused_mul_relu") for n in names) == 2, names
+    [user] = [k for k in r.kernels if k.name == "add_kernel"]
+    line = next(n for n, text in enumerate(snippet("compiled/user_kernel.py").splitlines(), 1) if "add_kernel[" in text)
+    assert user.origin["graph"] == "inference" and user.origin["lines"] == {"user_kernel.py": [line]}, user.origin
+    # its pointers aligned, as the JIT's: BLOCK 256 over 128 threads, two fp32 a thread in one load
+    assert "ld.global.v2.b32" in user.stages["ptx"] and user.args[0].divisible_by_16
