@@ -40,7 +40,6 @@ import os
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 import triton
 from triton import knobs
@@ -48,8 +47,9 @@ from triton.backends.compiler import GPUTarget
 from triton.backends import backends
 from triton.compiler import ASTSource, make_backend
 from triton.runtime import autotuner
-from triton.runtime.driver import driver
 from triton.runtime.jit import JITFunction
+
+from inspectors.compile.triton_shim_driver import target_driver
 
 # the module (`triton.runtime.jit` as an attribute is the decorator)
 jit_module = importlib.import_module("triton.runtime.jit")
@@ -75,42 +75,6 @@ class Launch:
 
 def gpu_target(t: Target) -> GPUTarget:
     return GPUTarget(t.backend, t.arch, t.warp_size)
-
-
-class CompileOnlyDriver:
-    """Stands in for `driver.active` in the worker: it names the target, never a GPU."""
-
-    def __init__(self, target: GPUTarget, properties: dict | None = None):
-        self.target = target     # utils: what libraries ask Triton of the GPU (gpu_view.driver_properties)
-        self.utils = SimpleNamespace(get_device_properties=lambda device=0: dict(properties or {}))
-
-    def get_current_target(self):
-        return self.target
-
-    def get_current_device(self):
-        # device_caches is keyed by this: one cache per target.
-        return f"{self.target.backend}:{self.target.arch}"
-
-    def get_current_stream(self, device=None):
-        return 0
-
-    def get_active_torch_device(self):
-        import torch
-        return torch.get_default_device()
-
-    def get_benchmarker(self):
-        raise RuntimeError("timing needs a GPU; the compile worker never launches kernels")
-
-
-@contextlib.contextmanager
-def target_driver(target: GPUTarget, properties: dict | None = None):
-    """`driver.active` as the target (CompileOnlyDriver): also for import-time probes (fla's)."""
-    saved = driver._active
-    driver.set_active(CompileOnlyDriver(target, properties))
-    try:
-        yield
-    finally:
-        driver._active = saved
 
 
 def _lenient(serialize):

@@ -132,6 +132,18 @@ def test_example_raising_after_launches_keeps_them(engine, snippet):
     assert "ld.global.v4" in r.kernels[0].stages["ptx"] and "ld.global.v4" not in r.kernels[1].stages["ptx"]
 
 
+def test_timing_in_example_is_refused_by_name_after_its_launch(engine, snippet):
+    """`triton.testing.do_bench` in example(): the function it times runs once (its launch is
+    compiled and shown), then the timing is refused with a message naming do_bench."""
+    src = snippet("raises_after_launch.py").replace(
+        '    raise ValueError("the driver\'s own check failed after two launches")',
+        "    triton.testing.do_bench(lambda: double[(4,)](x, 4096, BLOCK=512))")
+    r = engine.compile(CompileRequest(source=src, filename="timed.py", sass=False), timeout=120)
+    assert r.partial and r.error.line == 16 and "triton.testing.do_bench: timing needs a GPU" in r.error.message
+    assert [k.options.get("num_warps") for k in r.kernels] == [4, 4, 4]
+    assert [a.value for k in r.kernels for a in k.args if a.name == "BLOCK"] == ["1024", "1024", "512"]
+
+
 def test_no_kernels(engine, snippet):
     r = _compile(engine, snippet, "no_kernels.py")
     assert r.error.kind == "usage" and r.error.message == (
