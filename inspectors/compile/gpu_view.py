@@ -180,6 +180,11 @@ class _DeviceContext:
         return False
 
 
+class TargetProperties(SimpleNamespace):
+    """`torch.cuda.get_device_properties()` in the view: a type of its own, which Dynamo folds as a
+    constant where the code it traces reads one, as it does a GPU's (device_choices.install_tracing)."""
+
+
 CUDA_VERSION = "13.0"      # torch.version.cuda of the GPU machine's torch (2.11.0+cu130: benchmarks/results/gpu_suite.txt)
 
 
@@ -190,7 +195,7 @@ class TargetView:
 
     def _props(self):
         d = self.device
-        return SimpleNamespace(
+        return TargetProperties(
             name=d.name, major=d.major, minor=d.minor, multi_processor_count=d.multi_processor_count,
             total_memory=d.total_memory, regs_per_multiprocessor=d.regs_per_multiprocessor, warp_size=d.warp_size,
             L2_cache_size=d.l2_cache_size, shared_memory_per_block_optin=d.max_shared_mem,

@@ -227,3 +227,15 @@ def test_a_users_kernel_in_a_compiled_function_is_one_launch(engine, snippet):
     assert user.origin["graph"] == "inference" and user.origin["lines"] == {"user_kernel.py": [line]}, user.origin
     # its pointers aligned, as the JIT's: BLOCK 256 over 128 threads, two fp32 a thread in one load
     assert "ld.global.v2.b32" in user.stages["ptx"] and user.args[0].divisible_by_16
+
+
+def test_a_liger_op_in_compiled_code_is_one_graph(engine, snippet):
+    """Liger's RMSNorm under torch.compile: its `torch.cuda.device` context and the device
+    properties its backward reads are traced as on a GPU (a CPU build refused the first, and the
+    second was a graph break), so its kernels are the graph's, forward and backward."""
+    pytest.importorskip("liger_kernel")
+    r = _compile(engine, snippet, "liger_compiled.py")
+    graphs = {k.name: k.origin.get("graph") for k in r.kernels}
+    assert graphs.get("_rms_norm_forward_kernel") == "forward", graphs
+    assert graphs.get("_rms_norm_backward_kernel") == "backward", graphs
+    assert {g for g in graphs.values()} == {"forward", "backward"}, graphs
