@@ -383,12 +383,8 @@ def _running(gm, compiled: set[str]):
     from inspectors.compile import triton_shim
 
     def forward(*args):
-        added = compiled - triton_shim._skipped
-        triton_shim._skipped.update(added)
-        try:
+        with triton_shim.not_recorded(compiled):
             return gm.forward(*args)
-        finally:
-            triton_shim._skipped.difference_update(added)
     return forward
 
 

@@ -98,7 +98,19 @@ def _lenient(serialize):
 
 
 _recording: list = []      # the LaunchRecorders entered, innermost last
-_skipped: set = set()      # kernels whose JIT launches are not recorded now (compiled.py: Inductor's already)
+_skipped: set = set()      # kernels whose JIT launches are not recorded now (not_recorded)
+
+
+@contextlib.contextmanager
+def not_recorded(names: set[str]):
+    """While entered, JIT launches of the kernels named are skipped, not recorded (a compiled
+    graph run on the CPU: Inductor's compile of a user's kernel in it is recorded already)."""
+    added = names - _skipped
+    _skipped.update(added)
+    try:
+        yield
+    finally:
+        _skipped.difference_update(added)
 
 
 def record(launch: Launch) -> None:
