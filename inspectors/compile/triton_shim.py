@@ -162,7 +162,9 @@ class LaunchRecorder:
                 options=data["options"],
                 label=self._label_prefix,
             ))
-        return True   # skip the JIT's compile and launch
+        # skip the JIT's compile and launch; a warmup (`kernel.warmup(...)`, which returns the
+        # compiled kernel to read n_regs from) is compiled, its later launches do nothing
+        return not is_manual_warmup
 
 
 def _patch_autotuner(recorder: LaunchRecorder):

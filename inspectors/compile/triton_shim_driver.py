@@ -4,21 +4,55 @@ triton_shim, which installs it while a job runs, the only modules that touch Tri
 from __future__ import annotations
 
 import contextlib
-from types import SimpleNamespace
 
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
+
+from inspectors.read import resources
 
 NO_TIMING = ("timing needs a GPU, and the compile worker never launches kernels; time the kernel on a GPU "
              "machine (the Benchmark page)")
 
 
+class _Utils:
+    """`driver.active.utils`: what libraries ask Triton of the GPU (gpu_view.driver_properties)."""
+
+    def __init__(self, properties: dict | None):
+        self.properties = dict(properties or {})
+
+    def get_device_properties(self, device=0) -> dict:
+        return dict(self.properties)
+
+    def load_binary(self, name: str, kernel: bytes, shared: int, device):
+        """`CompiledKernel._init_handles()` on a warmed-up kernel (Triton's fused-softmax tutorial
+        reads `n_regs` to size its grid): no module is loaded; the registers and spills (local
+        bytes / 4, as the CUDA driver counts them) are the cubin's, from the wheel's cuobjdump.
+        The most threads a block may have is left at 1024."""
+        if not kernel.startswith(b"\x7fELF") or b"hsa" in kernel[:4096].lower():
+            raise RuntimeError(f"{name}: n_regs of a warmed-up kernel is read from a CUDA cubin here; "
+                               "an AMD kernel's needs its GPU")
+        usage = resources.resource_usage(kernel, dynamic_shared=shared, kernel=name)
+        return None, None, usage.registers, usage.local_bytes // 4, 1024
+
+
+class _NoLaunch:
+    """`driver.active.launcher_cls`: a warmed-up kernel launched later does nothing (as every
+    launch in the worker: it is recorded, never run)."""
+
+    def __init__(self, src, metadata):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return None
+
+
 class CompileOnlyDriver:
     """Stands in for `driver.active` in the worker: it names the target, never a GPU."""
+    launcher_cls = _NoLaunch
 
     def __init__(self, target: GPUTarget, properties: dict | None = None):
-        self.target = target     # utils: what libraries ask Triton of the GPU (gpu_view.driver_properties)
-        self.utils = SimpleNamespace(get_device_properties=lambda device=0: dict(properties or {}))
+        self.target = target
+        self.utils = _Utils(properties)
 
     def get_current_target(self):
         return self.target

@@ -144,6 +144,22 @@ def test_timing_in_example_is_refused_by_name_after_its_launch(engine, snippet):
     assert [a.value for k in r.kernels for a in k.args if a.name == "BLOCK"] == ["1024", "1024", "512"]
 
 
+def test_a_warmed_up_kernels_registers_size_the_grid(engine, snippet):
+    """Triton's fused-softmax tutorial compiles its kernel with `warmup()` and reads `n_regs` to
+    size its grid: the kernel is compiled there, its registers are the cubin's, and the launch
+    after it is the one launch shown."""
+    import base64
+
+    from inspectors.read import resources
+    r = engine.compile(CompileRequest(source=snippet("warmup_occupancy.py"), filename="warmup_occupancy.py",
+                                      target="cuda:90"), timeout=120)
+    assert r.ok, r.error
+    [k] = r.kernels
+    regs = resources.resource_usage(base64.b64decode(k.cubin)).registers
+    # the H100's 65536 registers a multiprocessor, 132 of them
+    assert f"n_regs={regs} n_spills=0 programs={min(132 * (65536 // (regs * 32 * 8)), 1823)}" in r.output, r.output
+
+
 def test_no_kernels(engine, snippet):
     r = _compile(engine, snippet, "no_kernels.py")
     assert r.error.kind == "usage" and r.error.message == (
