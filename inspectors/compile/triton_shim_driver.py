@@ -4,6 +4,7 @@ triton_shim, which installs it while a job runs, the only modules that touch Tri
 from __future__ import annotations
 
 import contextlib
+import sys
 
 from triton.backends.compiler import GPUTarget
 from triton.runtime.driver import driver
@@ -81,10 +82,32 @@ class CompileOnlyDriver:
 
 @contextlib.contextmanager
 def target_driver(target: GPUTarget, properties: dict | None = None):
-    """`driver.active` as the target (CompileOnlyDriver): also for import-time probes (fla's)."""
+    """`driver.active` as the target (CompileOnlyDriver): also for import-time probes (fla's).
+    Triton's profiler starts no session meanwhile (_no_profiler)."""
     saved = driver._active
     driver.set_active(CompileOnlyDriver(target, properties))
+    undo = _no_profiler()
     try:
         yield
     finally:
         driver._active = saved
+        undo()
+
+
+def _no_profiler():
+    """`proton.start(...)` (Triton's profiler; its persistent-matmul tutorial profiles every
+    launch) says on stderr that it starts nothing: CUPTI needs a GPU, and no kernel runs here.
+    Without a session proton's other calls do nothing. Returns the undo."""
+    try:
+        import triton.profiler  # noqa: F401 - its `start` is replaced where the user's code calls it
+    except Exception:  # noqa: BLE001 - a Triton without its profiler: nothing to replace
+        return lambda: None
+
+    def start(name=None, **kwargs):
+        sys.stderr.write(f"proton.start({name!r}): profiling needs a GPU, and no kernel runs here; no profile "
+                         "is written (the kernels are compiled as usual)\n")
+    saved = [(m, m.start) for m in (sys.modules.get("triton.profiler"), sys.modules.get("triton.profiler.profile"))
+             if m is not None and callable(getattr(m, "start", None))]
+    for m, _ in saved:
+        m.start = start
+    return lambda: [setattr(m, "start", f) for m, f in saved]

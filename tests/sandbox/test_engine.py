@@ -160,6 +160,17 @@ def test_a_warmed_up_kernels_registers_size_the_grid(engine, snippet):
     assert f"n_regs={regs} n_spills=0 programs={min(132 * (65536 // (regs * 32 * 8)), 1823)}" in r.output, r.output
 
 
+def test_a_driver_profiled_with_proton_compiles_its_kernels(engine, snippet):
+    """`proton.start(...)` in example() (Triton's profiler needs CUPTI, a GPU): it starts nothing
+    and says so in the output; the persistent kernel's grid constant is the target's SM count."""
+    r = engine.compile(CompileRequest(source=snippet("proton_persistent.py"), filename="proton_persistent.py",
+                                      target="cuda:90", sass=False), timeout=120)
+    assert r.ok, r.error
+    assert "proton.start('persistent'): profiling needs a GPU" in r.output
+    [k] = r.kernels
+    assert [a.value for a in k.args if a.name == "NUM_SMS"] == ["132"]
+
+
 def test_no_kernels(engine, snippet):
     r = _compile(engine, snippet, "no_kernels.py")
     assert r.error.kind == "usage" and r.error.message == (
