@@ -29,7 +29,7 @@ class _Utils:
         reads `n_regs` to size its grid): no module is loaded; the registers and spills (local
         bytes / 4, as the CUDA driver counts them) are the cubin's, from the wheel's cuobjdump.
         The most threads a block may have is left at 1024."""
-        if not kernel.startswith(b"\x7fELF") or b"hsa" in kernel[:4096].lower():
+        if kernel[:4] != b"\x7fELF" or int.from_bytes(kernel[18:20], "little") != 190:     # EM_CUDA
             raise RuntimeError(f"{name}: n_regs of a warmed-up kernel is read from a CUDA cubin here; "
                                "an AMD kernel's needs its GPU")
         usage = resources.resource_usage(kernel, dynamic_shared=shared, kernel=name)
