@@ -213,14 +213,18 @@ def without_dropout(gm) -> None:
         gm.recompile()
 
 
-def propagate(gm, mode, fakes) -> None:
+def propagate(gm, mode, fakes: list) -> None:
     """The target graph's values propagated again from `fakes`. Where the GPU's attention layout
     makes a traced view invalid (the CPU's output was contiguous, so the code's `.contiguous()`
     before it left nothing in the graph), the view gets the clone that `.contiguous()` makes on the
-    GPU (nn.MultiheadAttention's output)."""
+    GPU (nn.MultiheadAttention's output). In a backward graph, where the view's input is a saved
+    tensor permuted, the GPU's backward has that clone saved by its forward (AOTAutograd's
+    partitioner saw it in the joint graph): here it becomes an input of the graph (appended to
+    `fakes`), so no copy kernel is made that the GPU's backward has not."""
     import torch
     from torch.fx.passes.fake_tensor_prop import FakeTensorProp
     aten = torch.ops.aten
+    moves = (aten.permute.default, aten.transpose.int)
 
     class Prop(FakeTensorProp):
         def run_node(self, n):
@@ -229,6 +233,18 @@ def propagate(gm, mode, fakes) -> None:
             except ValueError:
                 if n.target not in (aten.view.default, aten._unsafe_view.default):
                     raise
+            base = n.args[0]
+            while base.op == "call_function" and base.target in moves:
+                base = base.args[0]
+            if base.op == "placeholder" and base is not n.args[0]:
+                last = [p for p in n.graph.nodes if p.op == "placeholder"][-1]
+                with n.graph.inserting_after(last):
+                    saved = n.graph.placeholder(f"{base.name}_contiguous")
+                value = self.env[n.args[0]].clone(memory_format=torch.contiguous_format)
+                saved.meta["val"] = self.env[saved] = value
+                fakes.append(value)
+                n.args = (saved, *n.args[1:])
+                return super().run_node(n)
             with n.graph.inserting_before(n):
                 clone = n.graph.call_function(aten.clone.default, (n.args[0],),
                                               {"memory_format": torch.contiguous_format})
