@@ -10,6 +10,9 @@ with `make setup-oldest`'s .venv-oldest):
     # on the GPU machine (liger-kernel's wheel carried in .whl/): example() run for real, the
     # JIT's own kernels read from its caches, compared kernel by kernel
     python3 benchmarks/gpu_drivers.py --gpu benchmarks/results/drivers_cpu.json
+    # without GPU time: a CPU side's kernel names against the GPU runs recorded in
+    # benchmarks/results/gpu_drivers.txt (benchmarks/results/drivers_names.txt)
+    python3 benchmarks/gpu_drivers.py --names benchmarks/results/drivers_cpu.json
 
 Per launch: the kernel's name, num_warps, num_stages and its PTX. The PTX is compared with the
 `.file` lines reduced to the file's base name and without the DWARF sections after the code
@@ -238,6 +241,38 @@ def gpu_side(cpu_json: Path) -> int:
 
 
 _ONLY: list[str] = []
+RECORD = ROOT / "benchmarks" / "results" / "gpu_drivers.txt"
+_DIFFER_RE = re.compile(r"^(\S+\.py)\s+kernels differ: CPU \[.*?\] / GPU (\[.*?\])$", re.M)
+_ROW_RE = re.compile(r"^(\S+\.py)\s+(\S+)\s+\d+ / \d+\s+\d+ / \d+\s+\S", re.M)
+_SUMMARY_RE = re.compile(r"^(\S+\.py)\s+(\d+) CPU / (\d+) GPU kernels: (\d+) same", re.M)
+
+
+def names_against_record(cpu_json: Path) -> int:
+    """A CPU side's kernel names, driver by driver, against the newest GPU run recorded for that
+    driver in benchmarks/results/gpu_drivers.txt (newest first): its list where the names
+    differed, its rows, or, where all were the same, its count. A check of a change made
+    without GPU time left; the PTX needs the GPU."""
+    import ast
+    gpu: dict[str, tuple[str, object]] = {}
+    for run in RECORD.read_text().split("\ncommit: "):
+        rows: dict[str, list[str]] = {}
+        for m in _ROW_RE.finditer(run):
+            rows.setdefault(m[1], []).append(m[2])
+        found: dict[str, tuple[str, object]] = {name: ("names", listed) for name, listed in rows.items()}
+        found.update({m[1]: ("names", ast.literal_eval(m[2])) for m in _DIFFER_RE.finditer(run)})
+        for m in _SUMMARY_RE.finditer(run):
+            if m[1] not in found and m[2] == m[3] == m[4]:
+                found[m[1]] = ("count", int(m[2]))
+        for name, seen in found.items():
+            gpu.setdefault(name, seen)
+    for path, side in sorted(json.loads(cpu_json.read_text())["drivers"].items()):
+        name, cpu = Path(path).name, [k["name"] for k in side.get("kernels", [])]
+        kind, want = gpu.get(name, ("none", None))
+        same = cpu == want if kind == "names" else len(cpu) == want if kind == "count" else None
+        said = {True: "the same names" if kind == "names" else "the same count", False: f"differ (GPU: {want})",
+                None: "no GPU run recorded"}[same]
+        print(f"{name:<26} {len(cpu):>4} kernels: {said}" + (f"  error: {side['error'][:120]}" if "error" in side else ""))
+    return 0
 
 
 def _drivers() -> list[Path]:
@@ -250,8 +285,11 @@ def main() -> int:
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--cpu", type=Path, help="write the CPU side's kernels here")
     g.add_argument("--gpu", type=Path, help="compare the GPU's JIT against this CPU side")
+    g.add_argument("--names", type=Path, help="this CPU side's kernel names against the recorded GPU runs")
     args = ap.parse_args()
     _ONLY[:] = args.only
+    if args.names:
+        return names_against_record(args.names)
     if args.cpu:
         cpu_side(args.cpu)
         return 0

@@ -205,7 +205,7 @@ def test_multihead_attention_copies_the_gpus_attention_output(engine, snippet):
     assert forward and any(line in k.origin["lines"].get("mha_train.py", []) for k in forward), \
         [(k.name, k.origin) for k in forward]
     # the backward takes that copy as the forward saved it, as the GPU's does (its joint graph had
-    # the clone): no copy kernel of its own (27 kernels named as an H100's: benchmarks/results/gpu_drivers.txt)
+    # the clone): no copy kernel of its own (27 kernels named as an H100's: benchmarks/results/drivers_names.txt)
     backward = [k for k in r.kernels if k.origin["graph"] == "backward"]
     assert backward and not any(set(k.origin["aten_ops"]) <= {"aten.permute", "aten.clone"} for k in backward), \
         [(k.name, k.origin["aten_ops"]) for k in backward]
