@@ -28,7 +28,8 @@ machine with a GPU the same path is taken (the tensors are the GPU's; nothing ru
 What this patches, each for one call a CPU-only build of torch cannot answer:
 - Inductor's `cuda` device interface binds torch.cuda's functions at import: one that asks at
   call time (the view's answers);
-- `torch.cuda._exchange_device` (Inductor's device guard while it compiles);
+- `torch.cuda._exchange_device` (Inductor's device guard while it compiles, Dynamo's
+  `torch.cuda.device(...)` context while it traces: Liger's ops open one);
 - `FakeTensorMode.avoid_device_init` and `fake_tensor.init_gpu_context` (they read
   `torch.cuda.is_available()`, True in the view, and would start CUDA);
 - FlexAttention's fake implementation copies between fake `cuda` tensors, which needs a CUDA
@@ -194,6 +195,14 @@ class CompiledOnTarget:
             return
         self._patched_tracing = True
         import torch
+        from torch._dynamo.variables.ctx_manager import CUDADeviceVariable
+        # the device index swaps of Dynamo's `torch.cuda.device` and Inductor's guard: called by
+        # name (torch 2.11) or bound when Dynamo is imported (2.13)
+        for name in ("_exchange_device", "_maybe_exchange_device"):
+            self._set(torch.cuda, name, lambda device: 0)
+        for name in ("_exchange_fn", "_maybe_exchange_fn"):
+            if name in vars(CUDADeviceVariable):
+                self._set(CUDADeviceVariable, name, staticmethod(lambda device: 0))
         # FlexAttention's options are set from the inputs' device while Dynamo traces: CPU inputs
         # get no logsumexp output (CPU is inference only), the target's one whenever grad is on.
         # Traced on CPU tensors standing for the target's, the options are asked as the target's.
@@ -225,8 +234,6 @@ class CompiledOnTarget:
         self.guard_missing = cuda_guard.ensure()      # "" once a CUDA device guard is registered
         for name, value in (("compile_threads", 1), ("force_disable_caches", True)):
             self._set(icfg, name, value)
-        self._set(torch.cuda, "_exchange_device", lambda device: 0)
-        self._set(torch.cuda, "_maybe_exchange_device", lambda device: 0)
         self._set(fake_tensor.FakeTensorMode, "avoid_device_init", property(lambda self: True))
         self._set(fake_tensor, "init_gpu_context", lambda device: None)
         di.get_interface_for_device("cuda")              # fills the registry first

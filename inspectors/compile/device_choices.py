@@ -153,15 +153,6 @@ def install_tracing(set_) -> None:
                                for kw in (node.kwargs, kwargs))
         return run(tracer, node, args, kwargs, nnmodule)
     set_(utils, "run_node", run_node)
-    # `with torch.cuda.device(x.device):` in traced code (Liger's ops open one): Dynamo swaps the
-    # device index through torch.cuda's functions (a build without CUDA, or without a GPU, refuses
-    # them), called by name (torch 2.11) or bound when Dynamo is imported (2.13)
-    from torch._dynamo.variables.ctx_manager import CUDADeviceVariable
-    for name in ("_exchange_device", "_maybe_exchange_device"):
-        set_(torch.cuda, name, lambda device: 0)
-    for name in ("_exchange_fn", "_maybe_exchange_fn"):
-        if name in vars(CUDADeviceVariable):
-            set_(CUDADeviceVariable, name, staticmethod(lambda device: 0))
     # the target's device properties (Liger's backward reads the SM count): a constant, as a GPU's
     from torch._dynamo.utils import common_constant_types
     from torch._dynamo.variables.builder import SourcelessBuilder
