@@ -27,7 +27,7 @@ from pathlib import Path
 
 from inspectors.base import proclimits
 from inspectors.base.errors import CompileError
-from inspectors.base.result import CompileRequest, CompileResult, KernelResult
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
 from inspectors.compile import analysis, gpu_view, journal, loading, parallel
@@ -164,8 +164,18 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
     done = time.perf_counter()
     timings = {"compile_s": round(compiled - started, 4), "analysis_s": round(done - compiled, 4),
                "cpu_s": round(_cpu_now() - cpu0, 4)}
-    return CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
-                         triton.__version__, done - started, timings=timings)
+    # bounded here as the server bounds it (base.result.bounded): an exception's 200 MB message
+    # makes a small answer, not one the server refuses with the kernels in it
+    return bounded(CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
+                                 triton.__version__, done - started, timings=timings))
+
+
+def _said(e: BaseException) -> str:
+    """str(e) of the user's exception, whose __str__ may raise too."""
+    try:
+        return str(e)
+    except Exception as inner:  # noqa: BLE001 - the user's code
+        return f"(its message could not be read: {type(inner).__name__})"
 
 
 def _cpu_now() -> float:
@@ -204,7 +214,7 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
             if type(e).__name__ == "CompilationError":
                 line = loading.compilation_error_line(e, path.read_text()) or line
                 raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, loading.detail_of(e))) from None
-            message = f"example() raised {type(e).__name__}: {e}"
+            message = f"example() raised {type(e).__name__}: {_said(e)}"
             if isinstance(e, MemoryError):
                 message += f"(over the worker's memory limit, {settings_mod.load().worker_memory_mb} MB)"
             if not recorder.launches:

@@ -132,6 +132,20 @@ def test_example_raising_after_launches_keeps_them(engine, snippet):
     assert "ld.global.v4" in r.kernels[0].stages["ptx"] and "ld.global.v4" not in r.kernels[1].stages["ptx"]
 
 
+@pytest.mark.parametrize("raised, said", [
+    ('ValueError("A" * (150 << 20))', "cut at"),          # an answer of 300 MB, over the server's 128 MB
+    ("type('Nasty', (Exception,), {'__str__': lambda self: 1 / 0})()", "its message could not be read"),
+])
+def test_a_hostile_exception_after_launches_keeps_them(engine, snippet, raised, said):
+    """example() raising, after its launches, an exception of 150 MB of text, or one whose message
+    itself raises: the launches are still shown, with the error bounded and named."""
+    src = snippet("raises_after_launch.py").replace(
+        '    raise ValueError("the driver\'s own check failed after two launches")', f"    raise {raised}")
+    r = engine.compile(CompileRequest(source=src, filename="hostile.py", sass=False), timeout=120)
+    assert r.error.kind == "runtime" and r.error.line == 16 and said in r.error.message, r.error.message[:300]
+    assert len(r.kernels) == 2 and len(r.error.message) < 20_000
+
+
 def test_timing_in_example_is_refused_by_name_after_its_launch(engine, snippet):
     """`triton.testing.do_bench` in example(): the function it times runs once (its launch is
     compiled and shown), then the timing is refused with a message naming do_bench."""
