@@ -136,9 +136,10 @@ def origins(wrapper_source: str, graph, job_dir: str, which: str, by_seq: dict) 
             fn = kernel_side_table.get_kernel(n.kwargs["kernel_idx"])
             name = getattr(getattr(fn, "fn", fn), "__name__", "")
             lines = sorted(set(_lines_of(traces.get(n.name, ""), job_dir)))
-            entry = out.setdefault(name, {"kernel": name, "category": "other", "graph": which, "aten_ops": []})
-            if not entry.get("lines"):
-                entry.update(source_nodes=[n.name], lines={f: [ln for g, ln in lines if g == f] for f, _ in lines})
+            entry = out.setdefault(name, {"kernel": name, "category": "other", "graph": which, "source_nodes": [],
+                                          "aten_ops": []})
+            if not entry.get("lines"):      # it fuses nothing: the card names only its line
+                entry["lines"] = {f: [ln for g, ln in lines if g == f] for f, _ in lines}
     return out
 
 
