@@ -56,7 +56,7 @@ run: setup
 REPLICAS ?= 1
 ADDRESS ?= 127.0.0.1
 serve-class: setup
-	TLENS_CLASS=1 $(PY) -m inspectors.base.sandbox --server
+	TLENS_CLASS=1 $(PY) -m inspectors.process.sandbox --server
 ifeq ($(REPLICAS),1)
 	TLENS_CLASS=1 $(PY) -m streamlit run app/main.py --server.port $(PORT) --server.address 127.0.0.1
 else

@@ -2,7 +2,7 @@
 of client that act it out, each a real Streamlit session with its own browser cookie.
 
 What a student does, as a class does: the page is open on their file (their own sandbox starts
-then, inspectors/compile/own.py), and then they press Compile. The plan, for n sessions:
+then, inspectors/compile/student_sandboxes.py), and then they press Compile. The plan, for n sessions:
   own      most: a file of their own in their workspace, each different (a kernel text no other
            session compiles): the library's vector add with another BLOCK_SIZE, the same with a
            strided load, or a new file (a kernel of their own)
@@ -104,7 +104,7 @@ def class_plan(n: int, libops: int = 0) -> list[tuple[str, int]]:
 
 # A class server sits behind a proxy that names each student (docs/06-serving-a-class.md): a named
 # student's own sandbox starts when their page opens (a cookie's identity starts none until it compiles,
-# and at most a few a minute from one address: inspectors/compile/own.py's Gate).
+# and at most a few a minute from one address: inspectors/compile/student_sandboxes.py's Gate).
 USER_HEADER = "X-Class-User"
 
 

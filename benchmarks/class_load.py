@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from class_clients import USER_HEADER, WELL_BEHAVED, class_plan, session_ws, split
-from inspectors.base import proctree
+from inspectors.process import proctree
 from inspectors.base.settings import default_workers
 from tests_helpers import load  # (benchmarks/tests_helpers.py)
 
@@ -52,7 +52,7 @@ def memory_by_kind(pid: int) -> dict[str, list[tuple[float, float]]]:
         except OSError:
             continue
         kind = ("other" if cmd.split(" ", 1)[0].endswith("bwrap")          # the sandbox around a worker
-                else "worker" if "inspectors.compile.worker" in cmd else "server" if "streamlit" in cmd
+                else "worker" if "inspectors.compile.worker_main" in cmd else "server" if "streamlit" in cmd
                 else "nginx" if "nginx" in cmd else "other")
         out.setdefault(kind, []).append((roll.get("Rss", 0) / 1024, roll.get("Pss", 0) / 1024))
     return out
@@ -143,7 +143,7 @@ def cpu_by_kind(pid: int) -> dict[str, float]:
             cmd = open(f"/proc/{q}/cmdline", "rb").read()
         except OSError:
             continue
-        kind = "worker" if b"inspectors.compile.worker" in cmd else "server" if b"streamlit" in cmd else "other"
+        kind = "worker" if b"inspectors.compile.worker_main" in cmd else "server" if b"streamlit" in cmd else "other"
         out[kind] = out.get(kind, 0.0) + proctree.cpu_seconds(q, children=True)
     return out
 

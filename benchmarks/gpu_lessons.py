@@ -210,7 +210,7 @@ def ceilings_section() -> dict:
 # ---------------------------------------------------------------------------------- fusion
 
 def bias_relu_torch(x, bias):
-    """bias-add + ReLU as separate torch ops (inspectors/compile/inductor.py's example)."""
+    """bias-add + ReLU as separate torch ops (inspectors/compile/torch_compile_gpu.py's example)."""
     return torch.relu(x + bias)
 
 

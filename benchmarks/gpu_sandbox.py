@@ -33,7 +33,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.base import sandbox  # noqa: E402
+from inspectors.process import sandbox  # noqa: E402
 from inspectors.bench import model as bench  # noqa: E402
 from inspectors.bench.model import BenchRequest  # noqa: E402
 from inspectors.bench.worker import probe, run_benchmark  # noqa: E402

@@ -2,9 +2,9 @@
 
     python3 benchmarks/gpu_torch_compile.py [--out DIR]        # DIR: $OUT by default
 
-For each example function of `inspectors.compile.inductor.EXAMPLES` (bias-add + ReLU, LoRA's
+For each example function of `inspectors.compile.torch_compile_gpu.EXAMPLES` (bias-add + ReLU, LoRA's
 mul-add-ReLU, a hand-written GELU, a hand-written softmax) it runs the same code the app's
-torch.compile mode runs in its subprocess (`inspectors.compile.inductor.run_source`), with Inductor's
+torch.compile mode runs in its subprocess (`inspectors.compile.torch_compile_gpu.run_source`), with Inductor's
 and Triton's caches under DIR/work (`inductor/` and `inductor/triton/0/`, Inductor's default
 layout). Then it
 
@@ -16,7 +16,7 @@ layout). Then it
 * compiles `kernels/vector_add.py` once through the worker's job function with
   `pass_dump=True`, which checks the pass dump with this machine's Triton, and keeps the raw
   dump (DIR/passes_vector_add.txt.gz);
-* times compiled vs eager as the page does (`inspectors.compile.inductor_timing`: `--rounds`
+* times compiled vs eager as the page does (`inspectors.compile.torch_compile_timing`: `--rounds`
   rounds in forward and reverse order, the L2 flushed, the spread; the GPU's time by CUDA graph
   replay, the headline, and do_bench's per call from Python beside it), checks the GPU time
   against an independent one (torch.profiler's kernel time, L2-flushed, within 5 %) and
@@ -41,7 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.compile import inductor  # noqa: E402 (stdlib only at import: torch comes after the caches are set)
+from inspectors.compile import torch_compile_gpu  # noqa: E402 (stdlib only at import: torch comes after the caches are set)
 
 
 def main() -> int:
@@ -53,7 +53,7 @@ def main() -> int:
     started = time.perf_counter()
     out = args.out.resolve()
     work = out / "work"
-    inductor_dir, triton_dir = inductor.point_caches(work)      # before torch is imported
+    inductor_dir, triton_dir = torch_compile_gpu.point_caches(work)      # before torch is imported
     summary: dict = {"examples": {}, "cache": {}, "pass_dump": {}, "timing_check": {}, "single_do_bench": {}}
 
     import torch
@@ -64,7 +64,7 @@ def main() -> int:
                    inductor_dir=str(inductor_dir), triton_cache_dir=str(triton_dir))
     print(f"torch {torch.__version__}, triton {triton.__version__}, GPU {summary['gpu']}", flush=True)
 
-    for name, source in inductor.EXAMPLES.items():
+    for name, source in torch_compile_gpu.EXAMPLES.items():
         t0 = time.perf_counter()
         run = _timed_run(source, name, work, args.rounds, summary)
         summary["examples"][name] = run.to_json()
@@ -112,9 +112,9 @@ def main() -> int:
                     tar.add(f, arcname=f"inductor_cache/triton/0/{folder.name}/{f.name}")
 
     # The issue's case, timed the same way; its kernels are not in the fixture (written above).
-    big = inductor.EXAMPLES["bias_add_relu"].replace("torch.randn(8192, 1024), torch.randn(1024)",
+    big = torch_compile_gpu.EXAMPLES["bias_add_relu"].replace("torch.randn(8192, 1024), torch.randn(1024)",
                                                      "torch.randn(4096, 4096), torch.randn(4096)")
-    assert big != inductor.EXAMPLES["bias_add_relu"]
+    assert big != torch_compile_gpu.EXAMPLES["bias_add_relu"]
     run = _timed_run(big, "bias_add_relu_4096x4096", work, args.rounds, summary)
     summary["extra"] = {"bias_add_relu_4096x4096": run.to_json()}
     if run.error:
@@ -130,11 +130,11 @@ def main() -> int:
         try:
             import gzip
             from inspectors.read import passes
-            from inspectors.compile import worker
+            from inspectors.compile import worker_main
             from inspectors.base.result import CompileRequest
             os.environ["TRITON_CACHE_DIR"] = str(work / "lens-triton")
             job = work / "pass-job"
-            result = worker.run_job(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(),
+            result = worker_main.run_job(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(),
                                                    filename="vector_add.py", target="cuda:90", sass=False,
                                                    pass_dump=True), job)
             raw = job / "passes-0.txt"
@@ -178,15 +178,15 @@ def _driver() -> str | None:
 
 def _within(off_profiler: float | None) -> bool | None:
     """The GPU time (graph replay, the page's headline) agrees with the profiler's kernel time."""
-    from inspectors.compile import inductor_timing
-    return None if off_profiler is None else abs(off_profiler) <= inductor_timing.AGREE
+    from inspectors.compile import torch_compile_timing
+    return None if off_profiler is None else abs(off_profiler) <= torch_compile_timing.AGREE
 
 
 def _timed_run(source: str, name: str, work: Path, rounds: int, summary: dict):
     """run_source with the page's timing (GPU time by graph replay and do_bench per call, in the
     same rounds), the old single do_bench figures beside it, and the agreement check; prints
     one block per example."""
-    from inspectors.compile import inductor_timing
+    from inspectors.compile import torch_compile_timing
     single: dict[str, list[float]] = {"eager": [], "compiled": []}
 
     def old_way(fn, compiled, inputs):          # what the page did: one do_bench each, here 10 times
@@ -196,12 +196,12 @@ def _timed_run(source: str, name: str, work: Path, rounds: int, summary: dict):
             single["compiled"].append(do_bench(lambda: compiled(*inputs), warmup=10, rep=50))
 
     print(f"{name}:", flush=True)
-    run = inductor.run_source(source, f"{name}.py", work, rounds=rounds, graphs=True, probe=old_way)
+    run = torch_compile_gpu.run_source(source, f"{name}.py", work, rounds=rounds, graphs=True, probe=old_way)
     summary["single_do_bench"][name] = single
     if run.error or not run.timing:
         return run
-    t = inductor_timing.CompileTiming.from_json(run.timing)
-    agree = inductor_timing.agreement(t)
+    t = torch_compile_timing.CompileTiming.from_json(run.timing)
+    agree = torch_compile_timing.agreement(t)
     for who in ("eager", "compiled"):
         py, gpu = getattr(t, who), getattr(t, f"{who}_gpu")
         kernel, host = getattr(t, f"{who}_kernel_ms"), getattr(t, f"{who}_host_us")
@@ -224,7 +224,7 @@ def _timed_run(source: str, name: str, work: Path, rounds: int, summary: dict):
               f"(p20-p80 {py.p20_ms:.4f}-{py.p80_ms:.4f}) | host {host:.1f} us/call | single do_bench "
               f"min-max {c['single_do_bench_min_max_ms']} ms", flush=True)
         # the run's own figure (the page's headline) against the spread of do_bench's rounds: a
-        # measurement to read, not a check (tests/unit/test_inductor.py asserted it once; an H100 put
+        # measurement to read, not a check (tests/unit/test_torch_compile_gpu.py asserted it once; an H100 put
         # the graph replay's median below do_bench's p20)
         ms = getattr(run, f"{who}_ms")
         inside = ms is not None and py.p20_ms <= ms <= py.p80_ms

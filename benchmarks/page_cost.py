@@ -35,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from inspectors.base import proctree
+from inspectors.process import proctree
 
 ROOT = Path(__file__).resolve().parents[1]
 

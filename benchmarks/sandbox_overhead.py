@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from inspectors.base import proctree, sandbox  # noqa: E402
+from inspectors.process import proctree, sandbox  # noqa: E402
 from inspectors.base import settings as settings_mod  # noqa: E402
 from inspectors.base.result import CompileRequest  # noqa: E402
 from inspectors.compile.engine import Engine  # noqa: E402

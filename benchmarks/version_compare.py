@@ -41,7 +41,7 @@ def main(argv=None) -> int:
         os.environ["TLENS_TRITON_CACHE_DIR"] = cache
         from inspectors.base import settings as settings_mod
         from inspectors.base.result import CompileRequest
-        from inspectors.compile.engines import Engines
+        from inspectors.compile.version_engines import Engines
         from inspectors.session.compare import compare_results, compile_both
         from inspectors.session.lens import Lens
         from kernels import LIBRARY

@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     shares = split_workers(total, args.replicas)
     # the students' own sandboxes: each replica keeps those of the students the proxy sends it, up
     # to the machine's cap (the hash does not share a class evenly) and while the machine has
-    # memory to spare (inspectors/compile/own.py, memory_room)
+    # memory to spare (inspectors/compile/student_sandboxes.py, memory_room)
     own = [settings_mod.load().own_sandboxes] * args.replicas
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if not settings_mod.load().user_header:

@@ -1,12 +1,12 @@
 """The server's first question on every page run: may it run users' code at all? A class
-server whose students' code could not be sandboxed (inspectors.base.sandbox.server_problem)
+server whose students' code could not be sandboxed (inspectors.session.lens.server_problem)
 shows why and serves nothing; an explicitly unsandboxed one says so on every page."""
 from __future__ import annotations
 
 import streamlit as st
 
-from inspectors.base import sandbox
 from inspectors.base import settings as settings_mod
+from inspectors.session import lens
 
 
 def refuse_unsafe_server() -> None:
@@ -22,4 +22,4 @@ def refuse_unsafe_server() -> None:
 
 @st.cache_resource(show_spinner=False)
 def _server_problem() -> str | None:
-    return sandbox.server_problem(settings_mod.load())
+    return lens.server_problem(settings_mod.load())

@@ -27,7 +27,7 @@ from inspectors.explain import diff
 from inspectors.session import files
 from inspectors.session.compare import delta as launch_delta
 from inspectors.session.records import CompileRecord, make as make_record
-from inspectors.explain.versions import version_headline, version_notes
+from inspectors.explain.version_notes import version_headline, version_notes
 from inspectors.base import stages
 from inspectors.base import targets
 from inspectors.base.result import CompileRequest, KernelResult

@@ -1,5 +1,5 @@
 """A torch.compile job's kernels by the lines of the user's model (KernelResult.origin, made by
-inspectors/compile/compiled.py): the launch card says where the shown kernel came from, and
+inspectors/compile/torch_compile_target.py): the launch card says where the shown kernel came from, and
 the file itself is a panel whose lines each open the kernel that computes them."""
 from __future__ import annotations
 

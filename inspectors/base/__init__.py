@@ -1,6 +1,14 @@
-"""Layer base: the vocabulary every other layer speaks. Imports nothing from inspectors.
+"""Layer base: the vocabulary every other layer speaks. Imports nothing from inspectors; starts
+nothing.
 
-errors (CompileError, the kinds), result (CompileRequest, CompileResult, KernelResult, ArgSpec,
-PassStep: frozen dataclasses that round-trip through JSON), stages (the stage table that drives
-tabs, lexers, file names and CLI keys), targets (cuda:90, hip:gfx942, ...), settings (the
-documented TLENS_* environment variables)."""
+    errors           CompileError and its kinds, crossing the worker boundary as values.
+    result           CompileRequest, CompileResult, KernelResult, ArgSpec, PassStep: frozen
+                     dataclasses that round-trip through JSON, and the bounds on a result.
+    codec            frozen dataclasses to JSON and back, checked against their annotations.
+    stages           the stage table that drives tabs, lexers, file names and CLI keys.
+    targets          compile targets (cuda:90, hip:gfx942, ...), parsed.
+    settings         the documented TLENS_* environment variables, read once.
+    files            writing a file whole or not at all.
+    triton_support   the Triton versions Triton Lens supports and what differs between them.
+    triton_installs  the Triton versions this server can compile with (its own and extra ones).
+"""

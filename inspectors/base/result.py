@@ -68,7 +68,7 @@ class KernelResult:
                                  # a module beside it), as its line info spells it; stages["source"] is that file
     diagnostics: str = ""        # the compiler's remarks and warnings for this compile (MLIR diagnostics, as printed)
     origin: dict = field(default_factory=dict)   # a kernel torch.compile generated: Inductor's kernel name, its
-                                 # graph, the FX nodes and ATen ops it fuses, the user's lines (inspectors.compile.compiled)
+                                 # graph, the FX nodes and ATen ops it fuses, the user's lines (inspectors.compile.torch_compile_target)
 
     def home(self, filename: str) -> str:
         """The file the kernel's line info maps to: its own file, else the user's `filename`."""
@@ -194,7 +194,7 @@ class CompileRequest:
     files: dict = field(default_factory=dict)   # the project's other files: relative path -> text (importable)
     package: str = ""                  # the file's package, for its relative imports ("mypkg.ops")
     analysis_s: float = 0.0            # > 0: the worker analyses each kernel (KernelResult.analysis), for at most this long
-    triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.versions)
+    triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.triton_installs)
 
     def to_json(self) -> dict:
         return asdict(self)

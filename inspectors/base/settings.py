@@ -18,7 +18,7 @@
 | TLENS_SANDBOX              | 1 with TLENS_CLASS, else 0      | 1: every process that runs a user's file runs in bubblewrap |
 | TLENS_UNSANDBOXED_CLASS    | 0                               | 1: a class server may run students' code unsandboxed (a trusted room only) |
 | TLENS_SCRATCH_MB           | 1024                            | disk a sandboxed job may fill in its scratch folder |
-| TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.versions) |
+| TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.triton_installs) |
 | TLENS_TRITON_VERSIONS_DIR  | .triton-versions (in the repo)  | a folder of extra versions, one `pip --target` folder each |
 | TLENS_VERSION_WORKERS      | 1                               | warm workers of each extra Triton version |
 | TLENS_OWN_SANDBOXES        | from memory (sandboxed servers) | students' own warm sandboxes live at once (0: none, a fresh sandbox per job) |
@@ -70,14 +70,14 @@ class Settings:
     user_header: str = ""
     per_user_workspaces: bool = False
     straggler_s: float = 3.0         # a compile running longer may be a hang: a spare starts beside it
-    sandbox: bool = False            # user code runs in bubblewrap (inspectors/base/sandbox.py)
+    sandbox: bool = False            # user code runs in bubblewrap (inspectors/process/sandbox.py)
     unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
     scratch_mb: int = 1024
     open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
-    own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/own.py)
+    own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/student_sandboxes.py)
     own_idle_s: float = 600.0
     analysis_budget_s: float = 20.0  # the analysis of one compile (in the worker, else in the server)
-    triton_versions: str = ""        # extra Triton versions, VERSION=PATH entries (inspectors.base.versions)
+    triton_versions: str = ""        # extra Triton versions, VERSION=PATH entries (inspectors.base.triton_installs)
     triton_versions_dir: Path | None = None
     version_workers: int = 1
     bwrap: str = ""

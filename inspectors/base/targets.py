@@ -1,7 +1,7 @@
 """Compile targets, written `cuda:90` (sm_90) or `hip:gfx942`.
 
 Parsing is pure; which targets the *installed* Triton can compile for is asked
-of the worker (it owns the Triton import), see `inspectors.compile.worker`.
+of the worker (it owns the Triton import), see `inspectors.compile.worker_main`.
 """
 from __future__ import annotations
 

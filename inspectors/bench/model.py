@@ -249,7 +249,7 @@ class BenchResult:
     started_at: float = 0.0            # wall clock (time.time()) while the GPU lock was held
     finished_at: float = 0.0
     seconds: float = 0.0
-    triton_version: str = ""           # the Triton the worker ran (two-version timing: inspectors.bench.versions)
+    triton_version: str = ""           # the Triton the worker ran (two-version timing: inspectors.bench.compare_versions)
 
     @property
     def ok(self) -> bool:

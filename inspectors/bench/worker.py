@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from inspectors.base import proclimits, sandbox
+from inspectors.process import proclimits, sandbox
 from inspectors.bench import model as bench
 from inspectors.bench.model import BenchError, BenchRequest, BenchResult, Row
 from inspectors.base import settings as settings_mod
@@ -117,7 +117,7 @@ def run_benchmark(request: BenchRequest, on_progress: Callable[[Progress], None]
     """Runs one benchmark in a fresh worker process and returns its result; never raises.
     A worker that dies (a segfault, a fault that aborts) or runs past `timeout` is reported
     as an error, with the rows it had timed before. `triton` (an
-    inspectors.base.versions.TritonEnv): run it with that Triton instead of the server's own."""
+    inspectors.base.triton_installs.TritonEnv): run it with that Triton instead of the server's own."""
     timeout = bench.default_timeout_s() if timeout is None else timeout
     if sandbox.enabled() and sandbox.gpu_devices():
         # The sandboxed worker's lock file is private: the server holds the GPU for it.

@@ -1,8 +1,34 @@
-"""Layer compile: the processes that run user code and Triton. Imports base, read, explain and store.
+"""Layer compile: the processes that run a user's code, Triton and NVIDIA's tools for the server.
+Imports base, process, read, explain, store and target.
 
-engine (server side: a warm worker process, time and memory limits, JSON over a pipe),
-worker (the process: runs the kernel file's example(), records the JIT's specializations and
-compiles them), triton_shim (the ONLY module that touches Triton internals: triton._C,
-triton.compiler, triton.runtime, triton.backends; every version workaround is here),
-inductor (torch.compile runner, run as its own process), journal (the stages a worker that died
-mid-compile had made), layout_probe (Triton's own layout answers, from a separate process)."""
+The server's side of the worker processes:
+    engine             the pool of warm workers and the queue in front of them (Engine).
+    fairqueue          the queue: who gets the next free worker.
+    worker_handle      one warm worker process as the server holds it: start, send, bounded reply.
+    student_sandboxes  each student's own warm sandbox on a class server.
+    version_engines    one Engine per configured Triton version.
+    journal            what a job left on disk, read back when its worker died mid-compile.
+    trusted            the sandboxed engine's shared cache of the library's own kernels.
+    sass_job           the server's SASS work (disassembly, line map, live registers) in a
+                       bounded process of its own.
+    layout_probe       Triton's own layout answers, from a process of their own.
+
+The worker's inside (`python -m inspectors.compile.worker_main`):
+    worker_main        the worker process: runs the file's example(), records and compiles launches.
+    zygote             a student's sandbox worker that forks a fresh child per job.
+    loading            the user's file and project loaded as modules, errors on their lines.
+    parallel           a job's launches compiled at the same time in forked children.
+    analysis           each kernel's insight, computed beside its stages.
+    diagnostics        the compiler's remarks and warnings of one compile, heard.
+
+Triton's internals (the only modules that import triton._C, .compiler, .runtime, .backends):
+    triton_shim        the launch recorder and compile_launch; every version workaround.
+    triton_shim_driver the compile-only `driver.active`, naming the target (never a GPU).
+    triton_shim_layouts  Triton's own LinearLayout, for the layout view's tests.
+
+torch.compile:
+    torch_compile_target  in a job, without a GPU: every kernel Inductor writes for the target
+                          (the target/ layer's rules installed), recorded as launches.
+    torch_compile_gpu     the Caches page's torch.compile mode, run on a real GPU in a process.
+    torch_compile_timing  a compiled function timed against eager on that GPU.
+"""

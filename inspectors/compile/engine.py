@@ -21,11 +21,11 @@ fair queue in front of them, shared by every session of the server.
   `TLENS_SESSION_JOBS` jobs waiting or running (default 2; one more is refused at once with an
   error of kind `busy`), and on a class server one of them running at a time.
 * **Where am I?** `on_wait(position, seconds)`, about twice a second while a job waits.
-* **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.versions) makes the workers run
+* **Which Triton.** `triton=TritonEnv(...)` (inspectors.base.triton_installs) makes the workers run
   another Triton version: its folder first on their PYTHONPATH, or another interpreter.
-  `Engines` (engines.py) keeps one Engine per configured version and routes a request by its
+  `Engines` (version_engines.py) keeps one Engine per configured version and routes a request by its
   `triton_version` ("" = the server's own).
-* **A student's own sandbox** (sandboxed servers, `own.py`): a session's files other than the
+* **A student's own sandbox** (sandboxed servers, `student_sandboxes.py`): a session's files other than the
   library's run in a warm sandbox of that student's alone, a fresh child of it per job
   (`zygote.py`); the pool's workers run the library's files. The pool's slots still bound how
   many jobs run at once.
@@ -55,13 +55,13 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, bounded, timings_of
-from inspectors.base import sandbox, scratch
-from inspectors.base.versions import TritonEnv
+from inspectors.process import sandbox, scratch
+from inspectors.base.triton_installs import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue, sandbox_cpu
-from inspectors.compile.own import Gate, OwnSandboxes, memory_room
-from inspectors.compile.workers import (MAX_REPLY_BYTES, SCRATCH_FILES, OverQuota, Worker, await_reply,
+from inspectors.compile.student_sandboxes import Gate, OwnSandboxes, memory_room
+from inspectors.compile.worker_handle import (MAX_REPLY_BYTES, SCRATCH_FILES, OverQuota, Worker, await_reply,
                                         grown_by_launches, restore_priority)
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,7 @@ class Engine(FairQueue):
         self._spawner = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tlens-spawn")
         self._cv = threading.Condition()
         self._slots: list[Worker | None] = [self._spawn() for _ in range(self.size)]
-        # a class's students' own files run in their own warm sandboxes (own.py); the pool's
+        # a class's students' own files run in their own warm sandboxes (student_sandboxes.py); the pool's
         # workers then run only the library's files, and stay
         self.own = OwnSandboxes(lambda: self._spawn(fork=True), self.settings.own_sandboxes, self.settings.own_idle_s,
                                 memory_room, Gate(starting=max(2, os.cpu_count() or 2)), protect_s=PROTECT_S
@@ -127,7 +127,7 @@ class Engine(FairQueue):
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (self.triton.path, str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p)
         self.settings.triton_cache_dir.mkdir(parents=True, exist_ok=True)
-        argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker"]
+        argv = [self.triton.python or sys.executable, "-m", "inspectors.compile.worker_main"]
         if not self.sandboxed:
             return Worker(argv, env)
         return self._spawn_sandboxed(argv, {"TLENS_WORKER_FORK": "1"} if fork else {})
@@ -154,7 +154,7 @@ class Engine(FairQueue):
                "TLENS_WORKER_MEMORY_MB": str(self.settings.worker_memory_mb),
                "TLENS_REPRO_DIR": str(folder / "repro"), "TRITON_DEFAULT_FP_FUSION": "1",
                "TLENS_COMPILE_CHILDREN": str(self.settings.compile_children), **self.extra_env, **extra}
-        if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.versions)
+        if self.triton.path:      # an extra Triton version's folder, first on the path (inspectors.base.triton_installs)
             env["PYTHONPATH"] = os.pathsep.join((self.triton.path, str(_REPO_ROOT)))
         jail = sandbox.Jail(writable=(folder,), readable=(trusted,) + ((Path(self.triton.path),) if self.triton.path else ()),
                             env=env, limits=limits, python=self.triton.python or sys.executable)

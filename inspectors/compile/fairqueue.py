@@ -31,8 +31,8 @@ import os
 import time
 from collections import deque
 
-from inspectors.base import proctree
-from inspectors.compile.workers import lower_priority, restore_priority
+from inspectors.process import proctree
+from inspectors.compile.worker_handle import lower_priority, restore_priority
 
 
 # A job in its student's own sandbox gives its slot back after this long at most (straggler_s if

@@ -17,7 +17,7 @@ when a later stage fails (ptxas crashes, an LLVM error) the stages before it are
 returned (`StageFailure`), and, with a journal folder, written to disk as they are made, so
 they outlive a crash of the process. ptxas's own `-v` log is kept too (`dump_ptxas_log`).
 
-Supported: Triton 3.6 to 3.9 (`inspectors.base.tritonver`, which also holds the facts the pure
+Supported: Triton 3.6 to 3.9 (`inspectors.base.triton_support`, which also holds the facts the pure
 layers need: which ptxas, which flags, small-tensor layouts). Version differences met here:
 
 * the stage hook: 3.6 calls it only from the backend's `add_stages(stages, options,
@@ -54,7 +54,7 @@ from inspectors.compile.triton_shim_driver import target_driver
 # the module (`triton.runtime.jit` as an attribute is the decorator)
 jit_module = importlib.import_module("triton.runtime.jit")
 
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.base.result import ArgSpec
 from inspectors.base.targets import Target
 from inspectors.compile import journal
@@ -70,7 +70,7 @@ class Launch:
     attrs: dict                   # {(0,): [["tt.divisibility", 16]], ...}
     options: dict                 # backend options as the JIT parsed them
     label: str = ""
-    origin: dict = field(default_factory=dict)   # a generated kernel's (inspectors.compile.compiled)
+    origin: dict = field(default_factory=dict)   # a generated kernel's (inspectors.compile.torch_compile_target)
 
 
 def gpu_target(t: Target) -> GPUTarget:
@@ -114,7 +114,7 @@ def not_recorded(names: set[str]):
 
 
 def record(launch: Launch) -> None:
-    """A launch made elsewhere than the JIT's (Inductor's kernels: inspectors.compile.compiled),
+    """A launch made elsewhere than the JIT's (Inductor's kernels: inspectors.compile.torch_compile_target),
     recorded by the recorder in use."""
     if _recording:
         _recording[-1].launches.append(launch)
@@ -404,7 +404,7 @@ def fix_interpreter() -> bool:
     `int(self.handle.data.squeeze())`; this installs the same for 3.6, in the process that
     runs the interpreter (the bench worker, the kernels' interpreter check). Returns
     whether anything was changed."""
-    if not tritonver.interpreter_index_needs_squeeze(triton.__version__):
+    if not triton_support.interpreter_index_needs_squeeze(triton.__version__):
         return False
     from triton.runtime import interpreter
     original = interpreter._patch_lang_tensor

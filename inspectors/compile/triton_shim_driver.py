@@ -16,7 +16,7 @@ NO_TIMING = ("timing needs a GPU, and the compile worker never launches kernels;
 
 
 class _Utils:
-    """`driver.active.utils`: what libraries ask Triton of the GPU (gpu_view.driver_properties)."""
+    """`driver.active.utils`: what libraries ask Triton of the GPU (inspectors.target.tensor_view.driver_properties)."""
 
     def __init__(self, properties: dict | None):
         self.properties = dict(properties or {})

@@ -1,7 +1,7 @@
 """A student's own sandbox: a worker that imported torch and triton once and runs each job in a
 fresh child (`fork`), so that a job starts warm and still leaves nothing behind in the process
 that serves the next one. Used by `worker.main` when the engine starts it with
-TLENS_WORKER_FORK=1 (one such worker per student on a class server, `own.py`).
+TLENS_WORKER_FORK=1 (one such worker per student on a class server, `student_sandboxes.py`).
 
     serve(proto_in, proto_out, handle)     # handle(msg) -> the reply dict, run in the child
 
@@ -35,7 +35,7 @@ import shutil
 import signal
 import time
 
-from inspectors.base import proctree
+from inspectors.process import proctree
 from inspectors.base import settings as settings_mod
 
 MAX_REPLY_BYTES = 128 << 20        # as workers.MAX_REPLY_BYTES: beyond it the engine stops the worker

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.read import layouts
 from inspectors.read.layouts import (  # noqa: F401 - re-exported: layout_view.parse_layout(...)
     IN_DIMS, AmdMfma, DotOperand, Linear, NvidiaMma, NvmmaShared, Other, SHARED_KINDS, Slice, SwizzledShared, parse_layout)
@@ -125,7 +125,7 @@ class _LL:
         """ensureLayoutNotLargerThan: where the tile is larger than the tensor, zero the
         largest lane/warp bases (those threads then hold copies: broadcast) and drop the
         largest register bases (Triton 3.9: no register holds a copy), or, with
-        `keep_registers` (Triton 3.6-3.8, `tritonver.blocked_keeps_small_registers`), zero
+        `keep_registers` (Triton 3.6-3.8, `triton_support.blocked_keeps_small_registers`), zero
         them too (those registers hold copies)."""
         bases = {k: [dict(b) for b in v] for k, v in self.bases.items()}
         outs = dict(self.outs)
@@ -172,7 +172,7 @@ def _fit(cta: _LL, shape: tuple[int, ...], keep_registers: bool = False) -> Line
 def _blocked(b: layouts.Blocked, shape, triton_version: str | None = None) -> LinearLayout:
     cta = (_identity_nd("register", b.size_per_thread, b.order) * _identity_nd("lane", b.threads_per_warp, b.order)
            * _identity_nd("warp", b.warps_per_cta, b.order))
-    return _fit(cta, shape, tritonver.blocked_keeps_small_registers(triton_version))
+    return _fit(cta, shape, triton_support.blocked_keeps_small_registers(triton_version))
 
 
 def _nvidia_mma(m: NvidiaMma, shape) -> LinearLayout:
@@ -393,7 +393,7 @@ def words(layout, shape: tuple[int, ...], elem_bits: int = 32, triton_version: s
                    f"layout's tile (or a sliced dimension), so the extra threads hold copies.")
     reg_bases = ll.bases.get("register", ())
     if isinstance(layout, layouts.Blocked) and any(not any(b) for b in reg_bases):
-        version = triton_version or tritonver.installed() or "3.9"
+        version = triton_version or triton_support.installed() or "3.9"
         out.append(f"Some registers hold copies: the tensor is smaller than sizePerThread, and Triton "
                    f"{version} keeps the extra registers (3.6–3.8 do; 3.9 drops them, leaving fewer "
                    f"registers per thread).")

@@ -1,7 +1,7 @@
 """What Inductor's generated code says about its Triton kernels: the wrapper module's comment
 block per kernel (its file, the FX nodes and ATen ops it fused) and the kernel file's
 `inductor_meta` scalars. Pure text -> dataclasses; running torch.compile is
-inspectors.compile.inductor's job (its docstring shows the text read here)."""
+inspectors.compile.torch_compile_gpu's job (its docstring shows the text read here)."""
 from __future__ import annotations
 
 import re

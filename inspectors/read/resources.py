@@ -59,7 +59,8 @@ from pathlib import Path
 
 from inspectors.read.occupancy import (  # noqa: F401 - re-exported: resources.occupancy(...)
     KB, LIMITERS, Occupancy, SM_LIMITS, SmLimits, occupancy, sm_limits)
-from inspectors.base import sandbox, tritonver
+from inspectors.process import sandbox
+from inspectors.base import triton_support
 from inspectors.read.sass import disassemble, nvidia_tool
 
 # --------------------------------------------------------------------------- PTX registers
@@ -327,9 +328,9 @@ _PTX_TARGET_RE = re.compile(r"^\s*\.target\s+sm_(\d+)", re.M)
 def ptxas_for(arch: int, triton_version: str | None = None):
     """The ptxas Triton's `get_ptxas(arch)` runs (the installed Triton's, unless
     `triton_version` names another): `ptxas-blackwell` (the wheel's newer CUDA) from sm_90
-    on in 3.9, from sm_100 on in 3.6-3.8, `ptxas` below (inspectors.base.tritonver);
+    on in 3.9, from sm_100 on in 3.6-3.8, `ptxas` below (inspectors.base.triton_support);
     None when the wheel has neither."""
-    name = tritonver.ptxas_tool(arch, triton_version)
+    name = triton_support.ptxas_tool(arch, triton_version)
     return nvidia_tool(name) or (nvidia_tool("ptxas") if name != "ptxas" else None)
 
 
@@ -342,7 +343,7 @@ def ptxas_command(ptxas, ptx_path: str, arch: int, out_path: str = os.devnull,
     on a fresh compile with each version)."""
     gpu = f"sm_{arch}{'a' if arch >= 90 else ''}"
     return [str(ptxas), "-lineinfo", *([] if fmad else ["--fmad=false"]), "-v",
-            *tritonver.ptxas_extra_flags(triton_version), f"--gpu-name={gpu}", ptx_path, "-o", out_path]
+            *triton_support.ptxas_extra_flags(triton_version), f"--gpu-name={gpu}", ptx_path, "-o", out_path]
 
 
 def run_ptxas(ptx: str, arch: int | None = None, fmad: bool = True, timeout: float = 120) -> str:

@@ -23,7 +23,7 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
-from inspectors.base import sandbox
+from inspectors.process import sandbox
 from inspectors.base.result import MAX_STAGE_CHARS
 
 MAX_SASS_BYTES = MAX_STAGE_CHARS     # nvdisasm's output past this is not read: the disassembly stops

@@ -75,7 +75,7 @@ from functools import cached_property
 
 from inspectors.read.lines_asm import (amdgcn_chains, amdgcn_lines, ptx_chains, ptx_lines, sass_chains,
                                        sass_hints, sass_lines)
-from inspectors.read.lines_llir import llir_chains, llir_lines
+from inspectors.read.lines_llvm import llir_chains, llir_lines
 from inspectors.read.lines_mlir import mlir_chains, mlir_lines
 from inspectors.read.userfile import innermost, is_user_file
 from inspectors.base import stages as stage_table

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Callable
 
-from inspectors.bench import versions as bench_versions
+from inspectors.bench import compare_versions as bench_versions
 from inspectors.bench import worker
 from inspectors.bench.model import (  # noqa: F401 - the benchmark model the pages draw
     TIMING_NEEDS_GPU, TRITON, BenchRequest, BenchResult, BenchUsageError, StaticInfo, format_size,
     static_info, to_csv)
 from inspectors.bench.profiler import ProfileError, profile_launch  # noqa: F401 - Nsight Compute per line
-from inspectors.bench.versions import VersionBench  # noqa: F401
+from inspectors.bench.compare_versions import VersionBench  # noqa: F401
 from inspectors.bench.worker import Progress  # noqa: F401
 from inspectors.session.lens import Lens
 

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from inspectors.base import settings as settings_mod
-from inspectors.compile import inductor
-from inspectors.compile.inductor import (  # noqa: F401 - the types and examples, for the callers
+from inspectors.compile import torch_compile_gpu
+from inspectors.compile.torch_compile_gpu import (  # noqa: F401 - the types and examples, for the callers
     EXAMPLES, InductorKernel, InductorRun, gpu_probe, graph_fragments_in)
 from inspectors.store import cache
 from inspectors.store.cache import OpenedKernel, ScanResult, default_locations  # noqa: F401
@@ -37,15 +37,15 @@ def open_kernel(path: str | Path, roots: list[Path] | tuple = (), confined: Path
 
 def collect(inductor_dir: Path) -> tuple[InductorKernel, ...]:
     """Inductor's kernels in a run's folder, each with its configs' cache folders."""
-    return tuple(inductor.collect(Path(inductor_dir)))
+    return tuple(torch_compile_gpu.collect(Path(inductor_dir)))
 
 
 def torch_compile(source: str, timeout: float, settings: settings_mod.Settings | None = None) -> InductorRun:
     """`source` (a function and its example inputs) through torch.compile in a subprocess of its
     own (the user's function never runs in the caller), in a fresh folder of the server's:
     nothing of an earlier run, another session's or its own, is there for the job to replace,
-    and what is read back afterwards is bounded (inductor.settle) and confined to it
-    (inductor.confine). Errors come back as the run's `error`, never raised."""
+    and what is read back afterwards is bounded (torch_compile_gpu.settle) and confined to it
+    (torch_compile_gpu.confine). Errors come back as the run's `error`, never raised."""
     settings = settings or settings_mod.load()
     runs = settings.triton_cache_dir.parent / "torch_compile"
     runs.mkdir(parents=True, exist_ok=True)
@@ -55,17 +55,17 @@ def torch_compile(source: str, timeout: float, settings: settings_mod.Settings |
     out = Path(tempfile.mkdtemp(prefix="run-", dir=runs))
     (out / "fn.py").write_text(source, encoding="utf-8")
     try:
-        proc = inductor.run_file(out / "fn.py", out, timeout)
+        proc = torch_compile_gpu.run_file(out / "fn.py", out, timeout)
     except subprocess.TimeoutExpired:
         shutil.rmtree(out, ignore_errors=True)
         return InductorRun(function="fn.py", error={"kind": "timeout", "message":
                            f"torch.compile took longer than {timeout:g} s and was stopped", "detail": ""})
-    refused = inductor.settle(out)
+    refused = torch_compile_gpu.settle(out)
     if refused:
         shutil.rmtree(out, ignore_errors=True)
         return InductorRun(function="fn.py", error={"kind": "limit", "message": refused, "detail": ""})
     try:
-        return inductor.confine(InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1])), out)
+        return torch_compile_gpu.confine(InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1])), out)
     except (ValueError, IndexError, TypeError, KeyError, AttributeError):
         return InductorRun(function="fn.py", error={"kind": "crash", "message":
                            f"the torch.compile process ended with status {proc.returncode}",
@@ -76,7 +76,7 @@ def target_driver(source: str) -> str:
     """A function file (`fn(...)` and `example_inputs()`) as a kernel file the compile worker
     runs on any machine (the explorer's kind): `example()` calls `torch.compile(fn)` on the
     inputs moved to the target, so Inductor's kernels are compiled for it without a GPU
-    (inspectors/compile/compiled.py). The file's own lines keep their numbers."""
+    (inspectors/compile/torch_compile_target.py). The file's own lines keep their numbers."""
     return source.rstrip("\n") + '''
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.explain.delta import DeltaTable, Figures, delta_table, figures
 from inspectors.explain.diff import KernelDiff, diff_stage
-from inspectors.explain.versions import version_headline, version_notes
+from inspectors.explain.version_notes import version_headline, version_notes
 from inspectors.session import insights
 from inspectors.session.lens import Lens
 

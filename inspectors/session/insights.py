@@ -26,7 +26,7 @@ from typing import Callable, Hashable
 
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import KernelResult
-from inspectors.explain import sass_job
+from inspectors.compile import sass_job
 from inspectors.explain.insight import Insight, analyze, of as of_worker, unavailable
 from inspectors.read import sass
 from inspectors.read.sourcemap import SourceMap

@@ -23,8 +23,9 @@ from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.compile.engine import Engine
-from inspectors.compile.engines import Engines
+from inspectors.compile.version_engines import Engines
 from inspectors.compile.journal import Progress
+from inspectors.process import sandbox
 from inspectors.store.results import CacheSize, ResultCache, request_key
 
 # Results made by another version of the worker (or of the analysis it runs) may lack what this
@@ -32,7 +33,7 @@ from inspectors.store.results import CacheSize, ResultCache, request_key
 _INSPECTORS = Path(__file__).resolve().parents[1]
 FORMAT = hashlib.sha256(b"".join(
     p.read_bytes() for p in sorted(_INSPECTORS.glob("*/*.py"))
-    if p.parent.name in ("base", "read", "explain", "compile"))).hexdigest()[:16]
+    if p.parent.name in ("base", "process", "read", "explain", "target", "compile"))).hexdigest()[:16]
 
 RESULTS_ITEMS = 64             # results kept in memory
 RESULTS_BYTES = 256 * 2**20    # gzipped results kept on disk
@@ -154,3 +155,9 @@ class Lens:
 
     def close(self) -> None:
         self.engines.close()
+
+
+def server_problem(settings) -> str | None:
+    """Why this server may not run users' code (a class server whose sandbox does not work
+    here), or None: the app asks before it serves a page."""
+    return sandbox.server_problem(settings)

@@ -335,7 +335,7 @@ def load(folder: Path | str, extra_roots: list[Path] | None = None, confined: Pa
     SASS and registers), options and target from the metadata JSON (or the TTGIR for a
     dump), arguments from the TTIR, and the Python source where the file it names exists.
     Raises ValueError when the folder has no stage at all. `confined`: the folder was written by
-    a user's job: it must lie in `confined` (settled: inspectors.compile.inductor.settle), and so
+    a user's job: it must lie in `confined` (settled: inspectors.compile.torch_compile_gpu.settle), and so
     must the source file its IR names."""
     folder = Path(folder)
     if confined is not None and (folder.is_symlink() or not folder.resolve().is_relative_to(confined.resolve())):

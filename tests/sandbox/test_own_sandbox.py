@@ -1,4 +1,4 @@
-"""A student's own warm sandbox (inspectors/compile/own.py, zygote.py) on a class server: a
+"""A student's own warm sandbox (inspectors/compile/student_sandboxes.py, zygote.py) on a class server: a
 student's files run warm in a sandbox of theirs alone, each job in a fresh child; what a job
 leaves behind (a process, a file, a broken folder, a forged answer) does not break that
 student's next job and never reaches another student."""
@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import ROOT, SNIPPETS, until
-from inspectors.base import proctree, sandbox
+from inspectors.process import proctree, sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
 from inspectors.compile.engine import Engine

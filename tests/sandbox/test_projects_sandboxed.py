@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from conftest import SNIPPETS
-from inspectors.base import sandbox
+from inspectors.process import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
 from inspectors.compile.engine import Engine

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SNIPPETS, until
-from inspectors.base import sandbox, scratch
+from inspectors.process import sandbox, scratch
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
 from inspectors.compile.engine import Engine
@@ -375,7 +375,7 @@ def test_a_padded_cubin_is_refused_where_it_enters(engine):
     spent 55 CPU-s and kept +476 MB). The answer's cubin is dropped at the size check (nothing
     in the server disassembles it); what SASS the panel shows is the worker's, bounded."""
     import resource
-    from inspectors.explain import sass_job
+    from inspectors.compile import sass_job
     source = with_example(PAD_CUBIN).replace("    add(x[1:], y[1:])", "    pass  # add(x[1:], y[1:])")
     rss0, cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
     r, _ = compile_as(engine, "user:mallory", source, filename="padded.py")

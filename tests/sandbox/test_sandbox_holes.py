@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import SNIPPETS, until as _until
-from inspectors.base import sandbox
+from inspectors.process import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import MAX_LINE_CHARS, CompileRequest
 from inspectors.compile.engine import Engine

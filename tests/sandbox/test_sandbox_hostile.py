@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SNIPPETS
-from inspectors.base import sandbox
+from inspectors.process import sandbox
 from inspectors.base import settings as settings_mod
 from inspectors.base.result import CompileRequest
 from inspectors.compile.engine import Engine

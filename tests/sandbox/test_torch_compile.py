@@ -1,4 +1,4 @@
-"""torch.compile in a job without a GPU (inspectors/compile/compiled.py): Dynamo and AOTAutograd
+"""torch.compile in a job without a GPU (inspectors/compile/torch_compile_target.py): Dynamo and AOTAutograd
 trace the code, Inductor lowers each graph for the target, every kernel config is a launch."""
 
 import pytest
@@ -93,7 +93,7 @@ def test_a_tracing_error_names_the_users_line(engine):
 def test_a_gpt_training_step(engine, snippet):
     """Embedding, LayerNorm, causal attention, dropout, cross-entropy, AdamW: the forward and
     backward graphs' kernels, dropout's RNG included (its seed ops need a CUDA device guard: on a
-    CPU-only torch, inspectors/compile/cuda_guard.py)."""
+    CPU-only torch, inspectors/target/cuda_guard.py)."""
     r = _compile(engine, snippet, "gpt_train.py")
     graphs = {k.origin["graph"] for k in r.kernels}
     assert graphs == {"forward", "backward"}, graphs
@@ -162,7 +162,7 @@ def test_an_attention_mask_is_the_memory_efficient_kernels_bias(engine, snippet)
 
 def test_inductor_chooses_by_the_targets_device(engine, snippet):
     """Decompositions, joint-graph passes and the user's code that branch on the device decide as
-    for the GPU, though Dynamo and AOTAutograd trace CPU tensors (inspectors/compile/device_choices.py;
+    for the GPU, though Dynamo and AOTAutograd trace CPU tensors (inspectors/target/inductor_choices.py;
     10 of 10 the same PTX as an H200's: benchmarks/results/gpu_drivers.txt)."""
     r = _compile(engine, snippet, "device_choices.py")
     names = [k.name for k in r.kernels]

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from inspectors.compile import inductor
+from inspectors.compile import torch_compile_gpu
 from inspectors.store import cache
 
 TTIR = '''#loc = loc("{path}":1:0)
@@ -37,7 +37,7 @@ def test_settle_removes_links_fifos_and_hard_links(tmp_path):
     os.symlink(tmp_path, out / "inductor" / "up")
     os.mkfifo(out / "pipe")
     os.link(secret, out / "twin.txt")            # another name of a file outside the run
-    assert inductor.settle(out) is None
+    assert torch_compile_gpu.settle(out) is None
     left = {str(p.relative_to(out)) for p in out.rglob("*")}
     assert "inductor/triton/0/ABCDEF/k.ptx" not in left and "inductor/up" not in left and "pipe" not in left
     assert "twin.txt" not in left and "inductor/triton/0/ABCDEF/k.json" in left
@@ -49,16 +49,16 @@ def test_settle_refuses_a_run_over_its_allowance(tmp_path):
     out.mkdir()
     for i in range(30):
         (out / f"f{i}").write_bytes(b"x" * 1000)
-    assert "more than" in inductor.settle(out, max_bytes=10_000)
-    assert "more than" in inductor.settle(out, max_files=10)
+    assert "more than" in torch_compile_gpu.settle(out, max_bytes=10_000)
+    assert "more than" in torch_compile_gpu.settle(out, max_files=10)
 
 
 def test_paths_in_the_jobs_answer_must_lie_in_its_folder(tmp_path):
     out = tmp_path / "run"
     inside = _kernel_folder(out, "fn.py")
-    run = inductor.InductorRun(function="fn.py", inductor_dir="/", triton_cache_dir="/etc", kernels=(
-        inductor.InductorKernel(name="k", category="other", fused="", cache_entries=(str(inside), "/etc", str(out / ".." / "x"), 7)),))
-    got = inductor.confine(run, out)
+    run = torch_compile_gpu.InductorRun(function="fn.py", inductor_dir="/", triton_cache_dir="/etc", kernels=(
+        torch_compile_gpu.InductorKernel(name="k", category="other", fused="", cache_entries=(str(inside), "/etc", str(out / ".." / "x"), 7)),))
+    got = torch_compile_gpu.confine(run, out)
     assert got.inductor_dir == str(out.resolve() / "inductor")
     assert got.kernels[0].cache_entries == (str(inside),)
 

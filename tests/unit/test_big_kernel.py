@@ -10,7 +10,7 @@ import re
 import subprocess
 
 from app.render import stage_html
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.base.result import CompileRequest
 from inspectors.explain.insight import analyze
 from inspectors.read.resources import ptxas_for
@@ -42,7 +42,7 @@ def test_flash_attention_compiles_and_renders(engine, snippet):
         assert big.error.message.startswith("ptxas crashed (SIGSEGV)")
         assert {"ttir", "ttgir", "llir", "ptx"} <= set(big.stages) and "sass" not in big.stages
         assert "--gpu-name=sm_90a" in big.error.command and big.error.command.split()[0] == str(ptxas_for(90))
-        assert tritonver.ptxas_tool(90) == "ptxas"           # 3.6-3.8: the CUDA 12 one
+        assert triton_support.ptxas_tool(90) == "ptxas"           # 3.6-3.8: the CUDA 12 one
         _render_checks("ptx", big.stages["ptx"])
         return
     assert r.ok, r.error

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FIXTURES, ROOT
 from inspectors.base.result import CompileRequest
-from inspectors.compile import inductor
+from inspectors.compile import torch_compile_gpu
 from inspectors.explain import fusion, tiling
 from inspectors.read import fxgraph, occupancy, ptxops
 import kernels
@@ -33,7 +33,7 @@ def test_an_fx_node_line():
 
 
 def test_the_fixtures_graphs_give_the_bytes_of_each_version():
-    graphs = inductor.graph_fragments_in(FIXTURES / "inductor_cache")
+    graphs = torch_compile_gpu.graph_fragments_in(FIXTURES / "inductor_cache")
     relu = fusion.traffic(graphs["triton_poi_fused_add_relu_0"])
     n, b = 8192 * 1024 * 4, 1024 * 4
     assert (relu.eager_kernels, relu.intermediates) == (2, 1)
@@ -50,7 +50,7 @@ def test_the_gpu_scripts_op_trace_agrees_with_the_graph_model():
     the GPU run records) and the FX graph Inductor printed."""
     import torch
     from kernels import gelu
-    graphs = inductor.graph_fragments_in(FIXTURES / "inductor_cache")
+    graphs = torch_compile_gpu.graph_fragments_in(FIXTURES / "inductor_cache")
     ops = gpu_lessons.op_traffic(gpu_lessons.bias_relu_torch, torch.empty(8192, 1024, device="meta"),
                                  torch.empty(1024, device="meta"))
     assert [o["op"] for o in ops] == ["add", "relu"]

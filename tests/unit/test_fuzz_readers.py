@@ -25,10 +25,8 @@ import pytest
 
 from inspectors.base.result import KernelResult
 from inspectors.explain import coalescing, coarsening, diff, insight, layout_view, passdiff, profile, threadmap
-from inspectors.explain import vectorization, versions
-from inspectors.read import (callsites, fxgraph, inductor, layouts, lessonfile, lexers, lines_asm, lines_llir,
-                             lines_mlir, memops, mlir, ncu_source, passes, ptxops, resources, sourcemap, toolfail,
-                             tma, userfile, warpspec)
+from inspectors.explain import vectorization, version_notes
+from inspectors.read import callsites, fxgraph, inductor, layouts, lessonfile, lexers, lines_asm, lines_llvm, lines_mlir, memops, mlir, ncu_source, passes, ptxops, resources, sourcemap, toolfail, tma, userfile, warpspec
 
 FIXTURES = next(p / "fixtures" for p in Path(__file__).resolve().parents if (p / "fixtures").is_dir())
 FILE = "vector_add.py"
@@ -207,7 +205,7 @@ READERS = [
     ("lines_asm.sass_chains", lambda t: lines_asm.sass_chains(t, FILE), NONE, SASS_PREFIXES, "sass"),
     ("lines_asm.amdgcn_chains", lambda t: lines_asm.amdgcn_chains(t, FILE), NONE,
      ("\t.loc\t1 25 15 ; ", "\t.file\t2 \"", "\tglobal_load_dwordx4 "), None),
-    ("lines_llir.llir_chains", lambda t: lines_llir.llir_chains(t, FILE), NONE, LLIR_PREFIXES, "llir"),
+    ("lines_llvm.llir_chains", lambda t: lines_llvm.llir_chains(t, FILE), NONE, LLIR_PREFIXES, "llir"),
     ("lines_mlir.mlir_chains", lambda t: lines_mlir.mlir_chains(t, FILE), NONE,
      ("#loc1 = loc(", "    %1 = tt.load %0 loc(", "scf.for {"), "ttgir"),
     ("sourcemap.build", lambda t: sourcemap.build({s: t for s in ("ttir", "llir", "ptx", "sass", "amdgcn")}, FILE),
@@ -258,7 +256,7 @@ READERS = [
     ("threadmap.tensor_mappings", threadmap.tensor_mappings, NONE, MLIR_PREFIXES, "ttgir"),
     ("vectorization.analyze", vectorization.analyze, NONE, MLIR_PREFIXES, "ttgir"),
     ("layout_view.module_layouts", layout_view.module_layouts, NONE, MLIR_PREFIXES, "ttgir"),
-    ("versions.small_tensor_copies", lambda t: versions.small_tensor_copies(t, "3.9.0"), NONE,
+    ("version_notes.small_tensor_copies", lambda t: version_notes.small_tensor_copies(t, "3.9.0"), NONE,
      MLIR_PREFIXES[3:4] + ("    %1 = tt.load %0 : tensor<",), "ttgir"),
 ]
 

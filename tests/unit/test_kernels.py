@@ -134,8 +134,8 @@ def test_interpreter_fix_is_needed_only_where_triton_says_so():
     check passes (the test above). 3.7 and later need nothing: fix_interpreter changes nothing."""
     import numpy
     import triton
-    from inspectors.base import tritonver
-    if not tritonver.interpreter_index_needs_squeeze(triton.__version__):
+    from inspectors.base import triton_support
+    if not triton_support.interpreter_index_needs_squeeze(triton.__version__):
         proc = _run("from inspectors.compile import triton_shim\nassert triton_shim.fix_interpreter() is False\n")
         assert proc.returncode == 0, _explain(proc)
         return

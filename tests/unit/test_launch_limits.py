@@ -3,7 +3,7 @@ launches, a torch.compile'd model), within a bound a job cannot raise by making 
 job that runs past it is told which launch was stuck, in which stage."""
 from inspectors.base.result import ArgSpec, KernelResult
 from inspectors.compile import journal
-from inspectors.compile.workers import MAX_EXTRA_LAUNCHES, grown_by_launches, launches_begun
+from inspectors.compile.worker_handle import MAX_EXTRA_LAUNCHES, grown_by_launches, launches_begun
 
 
 def _launch(job, i, name="add_kernel"):

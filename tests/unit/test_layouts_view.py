@@ -10,7 +10,7 @@ Those calls run in Triton's C++, which aborts the process on what it does not su
 (3.6: a shared layout), so they go through `inspectors.compile.layout_probe`, a separate
 process: a crash fails (or, where the version is known not to support it, skips) a test and
 never takes the test run down. The pure-Python side is asked for the installed Triton's
-behaviour (`tritonver.blocked_keeps_small_registers`: 3.6-3.8 keep a small tensor's extra
+behaviour (`triton_support.blocked_keeps_small_registers`: 3.6-3.8 keep a small tensor's extra
 registers as copies, 3.9 drops them).
 """
 import json
@@ -18,14 +18,14 @@ import json
 import pytest
 
 from conftest import FIXTURES
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.compile import layout_probe
 from inspectors.explain import layout_view as V
 from inspectors.read.layouts import Blocked
 from inspectors.explain.threadmap import owned_elements
 
 pytest.importorskip("triton.experimental.gluon.language._layouts")
-TRITON = tritonver.installed()
+TRITON = triton_support.installed()
 
 
 def blocked_spec(params) -> dict:
@@ -195,7 +195,7 @@ def test_swizzled_shared_matches_triton():
     except layout_probe.ProbeCrash as e:
         # Triton 3.6 builds a distributed LinearEncodingAttr from the shared layout's "offset"
         # bases and aborts on the assertion; 3.7, 3.8 and 3.9 answer. Anything else fails.
-        if tritonver.parse(TRITON) < (3, 7) and "Expected input dimension 0 to be 'register'" in e.stderr:
+        if triton_support.parse(TRITON) < (3, 7) and "Expected input dimension 0 to be 'register'" in e.stderr:
             pytest.skip(f"Triton {TRITON}'s to_linear_layout aborts on shared layouts ({e}); "
                         "checked with 3.7-3.9")
         raise

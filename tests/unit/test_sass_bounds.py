@@ -1,7 +1,7 @@
 """What the server reads of a job's cubin is bounded: a cubin over MAX_CUBIN_BYTES is dropped
 where the result enters (its SASS panel says why), nvdisasm's output is read up to
 MAX_SASS_BYTES and no further, and the SASS work (disassembly, line map, summary, live
-registers) runs in a job process (inspectors/explain/sass_job.py), with the same results as
+registers) runs in a job process (inspectors/compile/sass_job.py), with the same results as
 in-process for real kernels."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from conftest import SNIPPETS
 from inspectors.base import result as result_mod
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
-from inspectors.explain import sass_job
+from inspectors.compile import sass_job
 from inspectors.read import sass
 
 pytestmark = pytest.mark.skipif(sass.nvidia_tool("nvdisasm") is None, reason="this triton wheel has no nvdisasm")
@@ -166,7 +166,7 @@ def test_the_sass_work_runs_in_another_process(vadd, monkeypatch):
     spent = cpu() - before
     assert len(text) > 2 << 20 and ins.source_map.stages["sass"].to_python and ins.summaries["sass"].instructions > 10000
     assert isinstance(pressure, liveregs.Pressure) and pressure.by_line
-    assert [argv[-2:] for argv in started] == [["-m", "inspectors.explain.sass_job"]] * 3
+    assert [argv[-2:] for argv in started] == [["-m", "inspectors.compile.sass_job"]] * 3
     assert spent < 5, spent      # the server's part: the requests and replies (nvdisasm alone takes seconds)
 
 

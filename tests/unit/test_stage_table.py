@@ -243,10 +243,10 @@ def test_gluon_ir_is_shown_for_a_gluon_kernel(engine):
 def _other_versions() -> list[str]:
     """The configured Triton versions besides the installed one that have Gluon (a folder's)."""
     from pathlib import Path
-    from inspectors.base import versions
+    from inspectors.base import triton_installs
     try:
-        found = versions.configured()
-    except versions.VersionError:
+        found = triton_installs.configured()
+    except triton_installs.VersionError:
         return []
     return [v for v, env in found.items()
             if not env.own and (not env.path or (Path(env.path) / "triton" / "experimental" / "gluon").is_dir())]

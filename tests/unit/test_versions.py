@@ -5,7 +5,7 @@ cannot assemble); the CLI's `diff --triton A --triton B --json`; the two-version
 on the interpreter.
 
 The version that is not the running one comes from the configured versions
-(`make setup-versions`, inspectors.base.versions), else from the other virtualenv of this
+(`make setup-versions`, inspectors.base.triton_installs), else from the other virtualenv of this
 checkout (`.venv-oldest` has 3.6.0, `.venv` 3.9.0). Without it these tests skip."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from conftest import ROOT, SNIPPETS
-from inspectors.base import versions
+from inspectors.base import triton_installs
 from inspectors.base.result import CompileRequest
 from inspectors.bench.model import BenchRequest
 import kernels
@@ -27,12 +27,12 @@ FALLBACK = {"3.6.0": ROOT / ".venv-oldest" / "bin" / "python", "3.9.0": ROOT / "
 
 
 def _envs() -> dict:
-    envs = versions.configured()
+    envs = triton_installs.configured()
     for v in (A, B):
         if v not in envs and FALLBACK[v].exists():
             try:
-                env = versions.parse_entry(str(FALLBACK[v]))
-            except versions.VersionError:
+                env = triton_installs.parse_entry(str(FALLBACK[v]))
+            except triton_installs.VersionError:
                 continue
             if env.version == v:
                 envs[v] = env
@@ -56,22 +56,22 @@ def test_discovery_reads_folders_and_rejects_bad_entries(tmp_path):
     (folder / "3.7.1" / "triton-3.7.1.dist-info").mkdir(parents=True)
     (folder / "3.8.0.tmp" / "triton-3.8.0.dist-info").mkdir(parents=True)   # a setup that did not finish
     (folder / "empty").mkdir()
-    found = versions.configured("", folder)
+    found = triton_installs.configured("", folder)
     assert found["3.7.1"].path == str(folder / "3.7.1") and "3.8.0" not in found
     assert list(found) == sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
-    with pytest.raises(versions.VersionError, match="neither a folder holding triton nor a Python interpreter"):
-        versions.configured(str(tmp_path / "nowhere"), folder)
-    with pytest.raises(versions.VersionError, match="holds triton 3.7.1, not 3.9.9"):
-        versions.configured(f"3.9.9={folder / '3.7.1'}", folder)
-    with pytest.raises(versions.VersionError, match="write it as VERSION=PATH"):
-        versions.configured(str(folder / "empty"), folder)
+    with pytest.raises(triton_installs.VersionError, match="neither a folder holding triton nor a Python interpreter"):
+        triton_installs.configured(str(tmp_path / "nowhere"), folder)
+    with pytest.raises(triton_installs.VersionError, match="holds triton 3.7.1, not 3.9.9"):
+        triton_installs.configured(f"3.9.9={folder / '3.7.1'}", folder)
+    with pytest.raises(triton_installs.VersionError, match="write it as VERSION=PATH"):
+        triton_installs.configured(str(folder / "empty"), folder)
 
 
 # -- compiling with two versions ----------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def engines():
-    from inspectors.compile.engines import Engines
+    from inspectors.compile.version_engines import Engines
     eng = Engines(envs={v: ENVS[v] for v in (A, B)}, workers=1)
     yield eng
     eng.close()
@@ -169,7 +169,7 @@ def test_cli_diff_two_versions_json(tmp_path):
 # -- the two-version benchmark path -------------------------------------------------------------
 
 def test_interleaved_order():
-    from inspectors.bench.versions import interleaved
+    from inspectors.bench.compare_versions import interleaved
     assert interleaved(1) == [0, 1]
     assert interleaved(3) == [0, 1, 1, 0, 0, 1]
 
@@ -179,7 +179,7 @@ def test_ratio_is_of_each_versions_median():
     """The aggregation on a GPU (here fed by a runner that reports fixed timings per version):
     each version's Triton ms is the median over its runs, the ratio B / A, in the order run."""
     from inspectors.bench.model import TRITON, BenchResult, Row
-    from inspectors.bench.versions import run_versions
+    from inspectors.bench.compare_versions import run_versions
     seen = []
     times = {"3.6.0": iter([2.0, 4.0, 3.0]), "3.9.0": iter([1.0, 1.5, 2.0])}
 
@@ -189,7 +189,7 @@ def test_ratio_is_of_each_versions_median():
         ms = next(times[v])
         return BenchResult(request.slug, "gpu", rows=(Row(4096, TRITON, ms, ms, ms, 1, 1, 1.0, 0.0, None),),
                            triton_version=v)
-    envs = [versions.TritonEnv("3.6.0", path="/x"), versions.TritonEnv("3.9.0", python="/y")]
+    envs = [triton_installs.TritonEnv("3.6.0", path="/x"), triton_installs.TritonEnv("3.9.0", python="/y")]
     vb = run_versions(BenchRequest("softmax"), envs, rounds=3, runner=runner)
     assert [s[0] for s in seen] == ["3.6.0", "3.9.0", "3.9.0", "3.6.0", "3.6.0", "3.9.0"]
     assert all(s[1:] == ((TRITON,), 1) for s in seen)      # only Triton is timed, one round per worker
@@ -204,7 +204,7 @@ def test_two_version_benchmark_on_the_interpreter():
     import torch
     if torch.cuda.is_available():
         pytest.skip("a GPU machine times instead (benchmarks/gpu_bench.py)")
-    from inspectors.bench.versions import run_versions
+    from inspectors.bench.compare_versions import run_versions
     vb = run_versions(BenchRequest("softmax"), [ENVS[A], ENVS[B]], rounds=2)
     assert vb.mode == "interpreter" and vb.order == (A, B, B, A)
     assert [r.triton_version for r in vb.runs] == list(vb.order)

@@ -1,4 +1,4 @@
-"""One compile engine per configured Triton version (inspectors.base.versions), each started on
+"""One compile engine per configured Triton version (inspectors.base.triton_installs), each started on
 first use, and the request routed by its `triton_version`."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import threading
 from inspectors.base import settings as settings_mod
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
-from inspectors.base.versions import TritonEnv
+from inspectors.base.triton_installs import TritonEnv
 from inspectors.compile.engine import Engine
 
 
 class Engines:
-    """One Engine per configured Triton version (inspectors.base.versions.configured()), each
+    """One Engine per configured Triton version (inspectors.base.triton_installs.configured()), each
     started on first use; the server's own version gets `workers` workers, every extra version
     `extra_workers` (default `TLENS_VERSION_WORKERS`, 1: each worker holds a torch and a Triton in memory).
 
@@ -23,9 +23,9 @@ class Engines:
 
     def __init__(self, settings: settings_mod.Settings | None = None, envs: dict[str, TritonEnv] | None = None,
                  extra_workers: int | None = None, **engine_kw):
-        from inspectors.base import versions
+        from inspectors.base import triton_installs
         self.settings = settings or settings_mod.load()
-        self.envs = dict(versions.configured() if envs is None else envs)
+        self.envs = dict(triton_installs.configured() if envs is None else envs)
         self.own = next((v for v, e in self.envs.items() if e.own), "")
         self.extra_workers = max(1, extra_workers or self.settings.version_workers)
         self.engine_kw = engine_kw

@@ -1,10 +1,10 @@
-"""The students' own sandboxes' bookkeeping (inspectors/compile/own.py), with stand-in workers:
+"""The students' own sandboxes' bookkeeping (inspectors/compile/student_sandboxes.py), with stand-in workers:
 one per student, at most `cap` at once (the one idle longest makes room; all busy: none, the
 engine runs the job the old way), stopped when idle, renewed after a job that broke one."""
 import threading
 import time
 
-from inspectors.compile.own import OwnSandboxes
+from inspectors.compile.student_sandboxes import OwnSandboxes
 
 
 class FakeWorker:
@@ -293,7 +293,7 @@ def test_a_lowered_sandbox_gets_the_lowest_share_and_is_made_idle_where_the_kern
     the group is made busy first, then given its usual share."""
     from pathlib import Path
 
-    from inspectors.base.cgroups import CPU_SHARES, Cgroup
+    from inspectors.process.cgroups import CPU_SHARES, Cgroup
     write = Path.write_text
 
     def like_the_kernel(self, data, *args, **kwargs):
@@ -321,7 +321,7 @@ def test_identities_cost_something():
     """A page open of a cookie's identity (not named by the proxy) starts nothing; its starts are
     limited per address; at the cap a working student's sandbox is not taken; `forget` stops
     a student's sandbox at once; unnamed identities share their address's turn in the queue."""
-    from inspectors.compile.own import Gate
+    from inspectors.compile.student_sandboxes import Gate
     started = []
     own = OwnSandboxes(lambda: started.append(FakeWorker()) or started[-1], cap=4, idle_s=600,
                        gate=Gate(per_address=2, starting=5), protect_s=120)
@@ -401,7 +401,7 @@ def test_a_class_opening_its_pages_at_once_gets_every_sandbox_started():
     """Twelve named students open their pages at the same moment; at most two sandboxes start
     at once (the Gate): the refused ones are started as the starts before them end, not left
     to their first compile. A student who leaves before their turn is not started."""
-    from inspectors.compile.own import Gate
+    from inspectors.compile.student_sandboxes import Gate
     started, lock = [], threading.Lock()
 
     def spawn():

@@ -14,7 +14,7 @@ Decided on the CPU tensors, each picks the CPU's branch: other kernels than the 
 decompositions see their fake inputs on `cuda:0` while they run, and the joint-graph
 passes run on the graph with each node's value moved to `cuda:0` (shape, strides and dtype kept),
 the target as their input device. Then every value and device argument goes back to the CPU,
-where the graph still runs (inspectors/compile/compiled.py compiles it again for the target).
+where the graph still runs (inspectors/compile/torch_compile_target.py compiles it again for the target).
 
 Left as traced: torch's decompositions that branch on the device for batch norm, layer norm,
 upsampling and scatter-reduce (not yet compared with a GPU's).
@@ -158,7 +158,7 @@ def install_tracing(set_) -> None:
     from torch._dynamo.variables.builder import SourcelessBuilder
     from torch._dynamo.variables.constant import ConstantVariable
 
-    from inspectors.compile.gpu_view import TargetProperties
+    from inspectors.target.cuda_probes import TargetProperties
     common_constant_types.add(TargetProperties)            # the type exists only in the view
     SourcelessBuilder._type_handlers.setdefault(TargetProperties, lambda tx, value: ConstantVariable(value))
 

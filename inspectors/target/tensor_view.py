@@ -7,7 +7,7 @@ their no-GPU paths and the kernels shown would not be the ones the target compil
 RMSNorm backward read 1 SM and passed `rows_per_program = 4` where an H100 gets 1, a
 specialized constant: another PTX). While `TargetView(target)` is entered:
 
-- `torch.cuda`'s device queries answer as the target's GPU (inspectors.base.devices);
+- `torch.cuda`'s device queries answer as the target's GPU (inspectors.target.gpus);
 - tensors the code makes or receives report `device == cuda:0` (`is_cuda`); their memory stays
   the CPU's (data_ptr alignment as allocated: what the JIT's 16-byte specialization reads), and
   a `device="cuda"` argument, `.cuda()` or `.to("cuda")` is served on the CPU;
@@ -23,11 +23,11 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
   `torch._C._cuda_getCurrentRawStream`, `x.get_device()`, `torch.Generator(device="cuda")`, `is_current_stream_capturing` (an
   optimizer's step), FlagGems' vendor (`GEMS_VENDOR`, where it would run nvidia-smi);
 - `torch.autocast("cuda", dtype=...)` casts the view's tensors by CUDA autocast's policy
-  (inspectors/compile/autocast_target.py): a mixed-precision step's kernels get bf16 where the
+  (inspectors/target/autocast.py): a mixed-precision step's kernels get bf16 where the
   GPU's do;
 - a library that registers its kernels as ATen's CUDA implementations (FlagGems' `use_gems()`)
   has them run for the view's tensors (the CPU key gets the same kernels while the view lasts);
-- torch.compile is served by inspectors/compile/compiled.py, which leaves the view for the
+- torch.compile is served by inspectors/compile/torch_compile_target.py, which leaves the view for the
   tracing (`plain()`) and hands results back (`on_target()`).
 
 On a machine with a GPU nothing is changed: the real GPU answers (`TargetView.needed`).
@@ -37,16 +37,14 @@ from __future__ import annotations
 import contextlib
 import os
 import weakref
-from types import SimpleNamespace
 
-from inspectors.base import devices
 from inspectors.base.targets import Target
-from inspectors.compile import autocast_target
+from inspectors.target import autocast, cuda_probes, gpus, library_ops
 
 
 def needed(target: Target) -> bool:
     import torch
-    return not torch.cuda.is_available() and devices.for_target(target.key) is not None
+    return not torch.cuda.is_available() and gpus.for_target(target.key) is not None
 
 
 def _tensor_class():
@@ -81,121 +79,14 @@ def _tensor_class():
     return TargetTensor
 
 
-def _on_cpu(value):
-    """A device argument for the target GPU, as the CPU."""
-    import torch
-    if isinstance(value, torch.device) and value.type == "cuda":
-        return torch.device("cpu")
-    if isinstance(value, str) and value.split(":")[0] == "cuda":
-        return "cpu"
-    return value
-
-
-def _generator_class():
-    import torch
-
-    class TargetGenerator(torch.Generator):
-        """`torch.Generator(device="cuda")`: the CPU's generator, on the target by its device."""
-        def __new__(cls, device=None):
-            return super().__new__(cls, _on_cpu(device) if device is not None else "cpu")
-
-        def __init__(self, device=None):
-            self._cuda = _on_cpu(device) != device
-
-        @property
-        def device(self):
-            return torch.device("cuda", 0) if self._cuda else torch.device("cpu")
-    return TargetGenerator
-
-
-class _Stream:
-    """`torch.cuda.Stream()` (and the current stream): work on it runs where the code runs; the
-    waits and queries a library makes between streams answer at once."""
-
-    cuda_stream = 0
-    device = None
-
-    def __init__(self, device=None, priority=0, **kwargs):
-        self.priority = priority
-
-    def synchronize(self):
-        return None
-
-    def query(self):
-        return True
-
-    def wait_stream(self, stream):
-        return None
-
-    def wait_event(self, event):
-        return None
-
-    def record_event(self, event=None):
-        event = event if event is not None else _Event()
-        event.record(self)
-        return event
-
-    def __eq__(self, other):
-        return isinstance(other, _Stream)
-
-    def __hash__(self):
-        return 0
-
-
-class _Event:
-    """`torch.cuda.Event()`: recorded, waited on and queried at once; what only a GPU can give
-    (a time between two events) is refused by name."""
-
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **kwargs):
-        self.enable_timing = enable_timing
-
-    def record(self, stream=None):
-        return None
-
-    def wait(self, stream=None):
-        return None
-
-    def query(self):
-        return True
-
-    def synchronize(self):
-        return None
-
-    def elapsed_time(self, end_event):
-        raise RuntimeError("torch.cuda.Event.elapsed_time: timing needs a GPU, and this compile runs without one "
-                           "(the target is only described); time the kernel on a GPU machine (the Benchmark page)")
-
-
-class _DeviceContext:
-    """`torch.cuda.device(i)`: a context that names its index (`.idx`), as unsloth reads it."""
-
-    def __init__(self, device=None):
-        self.idx = device.index if hasattr(device, "index") and device.index is not None else \
-            (device if isinstance(device, int) else 0)
-
-    def __enter__(self):
-        return None              # as torch.cuda.device's
-
-    def __exit__(self, *exc):
-        return False
-
-
-class TargetProperties(SimpleNamespace):
-    """`torch.cuda.get_device_properties()` in the view: a type of its own, which Dynamo folds as a
-    constant where the code it traces reads one, as it does a GPU's (device_choices.install_tracing)."""
-
-
-CUDA_VERSION = "13.0"      # torch.version.cuda of the GPU machine's torch (2.11.0+cu130: benchmarks/results/gpu_suite.txt)
-
-
 class TargetView:
     def __init__(self, target: Target):
         self.target = target
-        self.device = devices.for_target(target.key)
+        self.device = gpus.for_target(target.key)
 
     def _props(self):
         d = self.device
-        return TargetProperties(
+        return cuda_probes.TargetProperties(
             name=d.name, major=d.major, minor=d.minor, multi_processor_count=d.multi_processor_count,
             total_memory=d.total_memory, regs_per_multiprocessor=d.regs_per_multiprocessor, warp_size=d.warp_size,
             L2_cache_size=d.l2_cache_size, shared_memory_per_block_optin=d.max_shared_mem,
@@ -208,7 +99,7 @@ class TargetView:
 
         TargetTensor = _tensor_class()
         d, props = self.device, self._props()
-        stream = _Stream()
+        stream = cuda_probes.Stream()
 
         fake_key = torch._C._TorchDispatchModeKey.FAKE
         made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
@@ -226,13 +117,13 @@ class TargetView:
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 if torch._C._get_dispatch_mode(fake_key) is not None:      # a tracer's fake tensors (Helion's):
                     return func(*args, **(kwargs or {}))                  # their devices are theirs
-                kwargs = {k: (_on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
+                kwargs = {k: (cuda_probes.on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
-                    args = tuple(_on_cpu(a) for a in args)
-                opdef = _custom_op(func)
-                out = _backends_in_view(opdef, self, func, args, kwargs) if opdef else func(*args, **kwargs)
+                    args = tuple(cuda_probes.on_cpu(a) for a in args)
+                opdef = library_ops.custom_op(func)
+                out = library_ops.backends_in_view(opdef, self, func, args, kwargs) if opdef else func(*args, **kwargs)
                 if type(out) is torch.Tensor:
                     return on_target(out)
                 if type(out) is tuple and any(type(o) is torch.Tensor for o in out):
@@ -245,13 +136,13 @@ class TargetView:
             "get_device_capability": lambda device=None: (d.major, d.minor),
             "get_device_name": lambda device=None: d.name,
             "synchronize": lambda device=None: None, "set_device": lambda device: None,
-            "device": _DeviceContext,
+            "device": cuda_probes.DeviceContext,
             "get_rng_state": lambda device="cuda": torch.get_rng_state(),
             "set_rng_state": lambda new_state, device="cuda": None,
             "current_stream": lambda device=None: stream, "default_stream": lambda device=None: stream,
             "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
             "is_current_stream_capturing": lambda: False,       # an optimizer's step asks (CUDA graphs)
-            "Stream": _Stream, "Event": _Event, "stream": lambda stream=None: contextlib.nullcontext(stream),
+            "Stream": cuda_probes.Stream, "Event": cuda_probes.Event, "stream": lambda stream=None: contextlib.nullcontext(stream),
         }
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():
@@ -260,11 +151,11 @@ class TargetView:
         self._saved_capturing = cuda_graphs.is_current_stream_capturing
         cuda_graphs.is_current_stream_capturing = patches["is_current_stream_capturing"]
         self._saved_versions = (torch.version.hip, torch.version.cuda)
-        self._saved_generator, torch.Generator = torch.Generator, _generator_class()
+        self._saved_generator, torch.Generator = torch.Generator, cuda_probes.generator_class()
         if self.target.backend == "hip":
             torch.version.hip = "6.3.0"
         else:
-            torch.version.cuda = CUDA_VERSION
+            torch.version.cuda = cuda_probes.CUDA_VERSION
         self._saved_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         torch._C._cuda_getCurrentRawStream = lambda device=0: 0
         # module.cuda(): a new Parameter of the converted tensor (a TargetTensor), not param.data = ...
@@ -274,8 +165,8 @@ class TargetView:
         if self._saved_vendor is None:    # FlagGems asks nvidia-smi for the vendor, else its variable
             os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
         self._mode = mode = _OnTarget()
-        self._library = _library_twins(mode)
-        autocast_target.install()       # torch.autocast("cuda") casts as the GPU's autocast does
+        self._library = library_ops.library_twins(mode)
+        autocast.install()       # torch.autocast("cuda") casts as the GPU's autocast does
         self._mode.__enter__()
         # The autograd engine calls a custom Function's backward with no mode active (the mode
         # is popped while its handler runs Tensor.backward): the view again around each one.
@@ -341,78 +232,9 @@ class TargetView:
         return False
 
 
-def _custom_op(func):
-    """The torch.library custom op (`@custom_op`, `@triton_op`: torchao's kernels) `func` calls."""
-    name = func.name() if type(func).__name__ == "OpOverload" else None
-    if not name or name.startswith("aten::"):
-        return None
-    from torch._library import custom_ops
-    return custom_ops.OPDEFS.get(name)
-
-
-def _backends_in_view(opdef, mode, func, args, kwargs):
-    """`func(*args, **kwargs)` with the custom op's Python kernels run inside the view (`mode`:
-    the dispatcher calls them with none active; torchao's allocate on `x.device`)."""
-    saved = opdef._backend_fns
-
-    def in_view(fn):
-        def kernel(*a, **k):
-            with mode:
-                return fn(*a, **k)
-        return kernel
-    opdef._backend_fns = {device: in_view(fn) for device, fn in saved.items()}
-    try:
-        return func(*args, **kwargs)
-    finally:
-        opdef._backend_fns = saved
-
-
-def _library_twins(mode):
-    """Libraries that register their kernels as the GPU's implementations of ATen ops
-    (`torch.library.Library.impl(op, fn, "CUDA")`: FlagGems' `use_gems()`): the dispatcher sees the
-    view's tensors as the CPU's, so each such registration is made for the CPU key too, in a
-    library of the view's own, gone with the library's (or when the view is left). The kernel runs
-    inside the view (`mode`: the dispatcher calls it with none active). Returns the undo."""
-    from torch import library
-    impl, destroy = library.Library.impl, library.Library._destroy
-    twins: dict = {}
-
-    own: set = set()         # (library, op, key) the libraries registered themselves
-
-    def impl_twice(lib, op_name, fn, dispatch_key="", *args, **kwargs):
-        out = impl(lib, op_name, fn, dispatch_key, *args, **kwargs)
-        own.add((id(lib), op_name, dispatch_key))
-        twin = {"CUDA": "CPU", "AutogradCUDA": "AutogradCPU"}.get(dispatch_key)
-        # (not where the library gave the CPU key a kernel of its own: torch's _inductor_test ops)
-        if twin and getattr(lib, "kind", "") == "IMPL" and (id(lib), op_name, twin) not in own:
-            if id(lib) not in twins:
-                twins[id(lib)] = library.Library(lib.ns, "IMPL")
-            def in_view(*a, **k):
-                with mode:
-                    return fn(*a, **k)
-            with contextlib.suppress(Exception):       # a kernel the CPU key cannot take: the GPU's only
-                impl(twins[id(lib)], op_name, in_view, twin, *args, **kwargs)
-        return out
-
-    def destroy_both(lib):
-        shadow = twins.pop(id(lib), None)
-        if shadow is not None:
-            destroy(shadow)
-        return destroy(lib)
-
-    library.Library.impl, library.Library._destroy = impl_twice, destroy_both
-
-    def undo():
-        library.Library.impl, library.Library._destroy = impl, destroy
-        for shadow in twins.values():
-            destroy(shadow)
-        twins.clear()
-    return undo
-
-
 def driver_properties(target: Target) -> dict:
     """Triton's `driver.active.utils.get_device_properties(device)` for the target."""
-    d = devices.for_target(target.key)
+    d = gpus.for_target(target.key)
     if d is None:
         return {}
     return {"max_shared_mem": d.max_shared_mem, "multiprocessor_count": d.multi_processor_count,

@@ -39,48 +39,22 @@ What this patches, each for one call a CPU-only build of torch cannot answer:
 - `triton_helpers.set_driver_to_gpu` would replace the compile-only driver with libcuda's;
 - `CachingAutotuner.precompile` and `.run`: record, never compile or launch there;
 - `torch.accelerator.current_stream`, where it raises (a CUDA build of torch with no GPU).
-A CPU-only build of torch also gets a CUDA device guard (inspectors/compile/cuda_guard.py):
+A CPU-only build of torch also gets a CUDA device guard (inspectors/target/cuda_guard.py):
 Inductor's fake-tensor passes open one for many ops.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
-import importlib
 import os
 import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from inspectors.compile import device_choices, sdpa_target
+from inspectors.target import attention, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
-
-
-def _interface(torch):
-    """Inductor's device interface for `cuda`, asking torch.cuda at call time."""
-    from torch._dynamo import device_interface as di
-
-    def asks(name):
-        return staticmethod(lambda *a, **k: getattr(torch.cuda, name)(*a, **k))
-
-    class TargetInterface(di.CudaInterface):
-        current_device = asks("current_device")
-        set_device = asks("set_device")
-        device_count = asks("device_count")
-        is_available = asks("is_available")
-        synchronize = asks("synchronize")
-        get_device_properties = asks("get_device_properties")
-        get_compute_capability = staticmethod(lambda device=None: (lambda c: c[0] * 10 + c[1])(
-            torch.cuda.get_device_capability(device)))
-        current_stream = asks("current_stream")
-        get_raw_stream = staticmethod(lambda device=None: 0)
-        exchange_device = staticmethod(lambda device: 0)
-        maybe_exchange_device = staticmethod(lambda device: 0)
-        memory_allocated = staticmethod(lambda device=None: 0)
-        is_bf16_supported = staticmethod(lambda including_emulation=True: True)
-    return TargetInterface
 
 
 def _in_job(path: str, job_dir: str) -> str | None:
@@ -195,43 +169,23 @@ class CompiledOnTarget:
         if getattr(self, "_patched_tracing", False):
             return
         self._patched_tracing = True
-        import torch
-        from torch._dynamo.variables.ctx_manager import CUDADeviceVariable
-        # the device index swaps of Dynamo's `torch.cuda.device` and Inductor's guard: called by
-        # name (torch 2.11) or bound when Dynamo is imported (2.13)
-        for name in ("_exchange_device", "_maybe_exchange_device"):
-            self._set(torch.cuda, name, lambda device: 0)
-        for name in ("_exchange_fn", "_maybe_exchange_fn"):
-            if name in vars(CUDADeviceVariable):
-                self._set(CUDADeviceVariable, name, staticmethod(lambda device: 0))
-        # FlexAttention's options are set from the inputs' device while Dynamo traces: CPU inputs
-        # get no logsumexp output (CPU is inference only), the target's one whenever grad is on.
-        # Traced on CPU tensors standing for the target's, the options are asked as the target's.
-        api = importlib.import_module("torch.nn.attention.flex_attention")
-        options = api._apply_kernel_options
-        on_target = SimpleNamespace(device=torch.device("cuda"))
-
-        def options_on_target(query, key, value, *args, **kwargs):
-            if "cpu" in (query.device.type, key.device.type, value.device.type):
-                query = key = value = on_target
-            return options(query, key, value, *args, **kwargs)
-        self._set(api, "_apply_kernel_options", options_on_target)
+        inductor_device.install_device_swaps(self._set)
+        attention.flex_options_as_target(self._set)
         if self.view is not None:                 # a tensor's device, read by the traced code: the target's
-            device_choices.install_tracing(self._set)
-            sdpa_target.traced_with_dropout(self._set, self.view.device.major)
+            inductor_choices.install_tracing(self._set)
+            attention.traced_with_dropout(self._set, self.view.device.major)
 
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""
         if getattr(self, "_patched", False):
             return
         self._patched = True
-        import torch
         import torch._inductor.config as icfg
         from torch._dynamo import device_interface as di
         from torch._inductor.runtime import triton_heuristics as th, triton_helpers
         from torch._subclasses import fake_tensor
 
-        from inspectors.compile import cuda_guard
+        from inspectors.target import cuda_guard
         self.guard_missing = cuda_guard.ensure()      # "" once a CUDA device guard is registered
         for name, value in (("compile_threads", 1), ("force_disable_caches", True)):
             self._set(icfg, name, value)
@@ -239,23 +193,12 @@ class CompiledOnTarget:
         self._set(fake_tensor, "init_gpu_context", lambda device: None)
         di.get_interface_for_device("cuda")              # fills the registry first
         saved = di.device_interfaces["cuda"]
-        di.register_interface_for_device("cuda", _interface(torch))
+        di.register_interface_for_device("cuda", inductor_device.target_cuda_interface())
         self._undo.append(lambda: di.register_interface_for_device("cuda", saved))
         self._set(triton_helpers, "set_driver_to_gpu", lambda: None)
         if self.view is not None:                 # its decompositions and joint-graph passes: the target's
-            device_choices.install(self._set)
-        flex = importlib.import_module("torch._higher_order_ops.flex_attention")
-        permute = flex._permute_strides
-
-        def permute_fake(out, query_strides):
-            if out.device.type == "cpu":
-                return permute(out, query_strides)
-            made = out.new_empty_strided(out.shape, out.stride())
-            with contextlib.suppress(Exception):
-                probe = torch.empty_strided(out.shape, out.stride(), device="meta")
-                made = out.new_empty_strided(out.shape, permute(probe, query_strides).stride())
-            return made
-        self._set(flex, "_permute_strides", permute_fake)
+            inductor_choices.install(self._set)
+        attention.flex_strides_without_copy(self._set)
         def precompile(autotuner, *args, **kwargs):
             if not getattr(autotuner, "_tlens_recorded", False):   # a template candidate: precompiled twice
                 autotuner._tlens_recorded = True
@@ -381,7 +324,7 @@ class CompiledOnTarget:
             if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
-        sdpa_target.without_dropout(gm)    # what runs here: an attention's dropout the CPU's kernel refuses
+        attention.without_dropout(gm)    # what runs here: an attention's dropout the CPU's kernel refuses
         return make_boxed_func(_running(gm, {launch.fn.__name__ for launch in recorded}))
 
 
@@ -419,13 +362,13 @@ def record_configs(autotuner, record) -> None:
 def _on_target(gm, example_inputs, view=None):
     """A copy of the graph whose devices are `cuda:0`, and fake tensors on that device of the
     inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them); its
-    attention the GPU's (traced in `view`: inspectors/compile/sdpa_target.py)."""
+    attention the GPU's (traced in `view`: inspectors/target/attention.py)."""
     import torch
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
     cuda = torch.device("cuda", 0)
     graph = copy.deepcopy(gm.graph)
-    device_choices.devices_on(graph, cuda)
+    inductor_choices.devices_on(graph, cuda)
     target_gm = torch.fx.GraphModule(gm, graph)
     # AOTAutograd's own fake mode where it has one (its shape environment: dynamic shapes)
     mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
@@ -439,11 +382,11 @@ def _on_target(gm, example_inputs, view=None):
                 fakes.append(t)
     # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
     # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
-    device_choices.values_on(target_gm.graph, cuda, mode)
+    inductor_choices.values_on(target_gm.graph, cuda, mode)
     for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
         node.meta["val"] = fake
     if view is not None:
-        sdpa_target.as_on_gpu(target_gm, fakes, view.target.backend, view.device.major)
+        attention.as_on_gpu(target_gm, fakes, view.target.backend, view.device.major)
     with torch.no_grad(), contextlib.suppress(RuntimeError):
-        sdpa_target.propagate(target_gm, mode, fakes)
+        attention.propagate(target_gm, mode, fakes)
     return target_gm, fakes

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from inspectors.base import sandbox, scratch
+from inspectors.process import sandbox, scratch
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""torch.autocast("cuda") on the target view (inspectors/compile/autocast_target.py): the view's
+"""torch.autocast("cuda") on the target view (inspectors/target/autocast.py): the view's
 CPU tensors get the dtypes CUDA autocast gives. The reference is PyTorch's own CUDA autocast,
 run on fake `cuda` tensors (its kernels are in every build of torch), in a process of its own:
 the policy, once installed, stays for the process."""
@@ -8,12 +8,12 @@ import sys
 
 import torch
 
-from inspectors.compile import autocast_target
+from inspectors.target import autocast
 
 SCRIPT = r'''
 import json, sys, torch, torch.nn.functional as F
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
-from inspectors.compile import autocast_target, cuda_guard
+from inspectors.target import autocast, cuda_guard
 if cuda_guard.ensure():
     print(json.dumps({"skip": cuda_guard.ensure()})); sys.exit()
 torch.cuda.is_available = lambda: True                # as in the view
@@ -49,7 +49,7 @@ def program(make):
 mode = FakeTensorMode()
 with mode:
     gpu = program(lambda *s: FakeTensor(mode, torch.empty(*s, device="meta"), torch.device("cuda", 0)))
-autocast_target.install()
+autocast.install()
 view = program(lambda *s: torch.randn(*s))
 print(json.dumps({"gpu": gpu, "view": view}))
 '''
@@ -70,7 +70,7 @@ def test_the_views_tensors_get_cuda_autocasts_dtypes():
 
 
 def test_the_policy_read_from_the_header_is_what_cuda_autocast_registers():
-    policy = autocast_target.cuda_policy()
+    policy = autocast.cuda_policy()
     registered = {n.removeprefix("aten::") for n in torch._C._dispatch_get_all_op_names()
                   if torch._C._dispatch_has_kernel_for_dispatch_key(n, "AutocastCUDA")}
     # a CUDA build registers a few more outside those lists: cuDNN's own ops (no CPU tensor reaches

@@ -10,7 +10,7 @@ the protocol.
     <- {"kernels": [...], "error": null, "output": "...", ...}      (CompileResult JSON)
     -> {"op": "ping"}   <- {"pong": true}
 
-Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker` only through it.
+Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker_main` only through it.
 """
 from __future__ import annotations
 
@@ -25,13 +25,14 @@ import traceback
 from contextlib import nullcontext
 from pathlib import Path
 
-from inspectors.base import proclimits
+from inspectors.process import proclimits
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.base import stages as stage_table
-from inspectors.compile import analysis, gpu_view, journal, loading, parallel
-from inspectors.compile.compiled import CompiledOnTarget
+from inspectors.compile import analysis, journal, loading, parallel
+from inspectors.target import tensor_view
+from inspectors.compile.torch_compile_target import CompiledOnTarget
 from inspectors.compile import diagnostics as capture
 from inspectors.read.sass import Disassembly, SassError
 from inspectors.read.passes import parse_dump
@@ -118,17 +119,17 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
         torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
         with _Captured(output_path):
             # the target GPU as the code sees it, while it is imported and example() runs
-            with gpu_view.TargetView(target) if gpu_view.needed(target) else nullcontext() as view, \
+            with tensor_view.TargetView(target) if tensor_view.needed(target) else nullcontext() as view, \
                     CompiledOnTarget(view, job_dir, shim.record):
                 # Triton's driver names the target while the file and its libraries are imported
                 # too (fla sizes its autotune spaces by the device it finds at import)
-                with shim.target_driver(gtarget, gpu_view.driver_properties(target)):
+                with shim.target_driver(gtarget, tensor_view.driver_properties(target)):
                     module = loading.load_module(path, req.source, modname, req.package)
                 jitted = shim.jit_functions(module)
                 if not jitted and (req.signature or not callable(getattr(module, "example", None))):
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
                                                         filename, None))
-                launches, raised = _launches(module, jitted, req, gtarget, path, gpu_view.driver_properties(target))
+                launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target))
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:

@@ -13,7 +13,7 @@ tensors made **without** an explicit device (the runner makes `cuda` the default
         return torch.randn(8192, 1024), torch.randn(1024)
 
 Running needs a GPU and happens in a subprocess of its own (user code never runs in the
-server): `python -m inspectors.compile.inductor FILE --out DIR` points `TORCHINDUCTOR_CACHE_DIR` at
+server): `python -m inspectors.compile.torch_compile_gpu FILE --out DIR` points `TORCHINDUCTOR_CACHE_DIR` at
 `DIR/inductor` and `TRITON_CACHE_DIR` at `DIR/inductor/triton/0` (Inductor's own default
 layout, `/tmp/torchinductor_<user>/triton/0`), compiles, checks the result against eager,
 and prints one JSON object (`InductorRun`). Without a GPU it exits 3 with an error of kind
@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from inspectors.base import sandbox
+from inspectors.process import sandbox
 from inspectors.read.inductor import (  # noqa: F401 - re-exported: inductor.parse_wrapper(...)
     InductorKernel, parse_inductor_meta, parse_wrapper, split_name)
 from inspectors.store import cache
@@ -125,9 +125,9 @@ class InductorRun:
     torch_version: str = ""
     triton_version: str = ""
     max_abs_diff: float | None = None      # compiled vs eager
-    eager_ms: float | None = None          # GPU time medians over rounds (inductor_timing.measure)
+    eager_ms: float | None = None          # GPU time medians over rounds (torch_compile_timing.measure)
     compiled_ms: float | None = None
-    timing: dict | None = None             # inductor_timing.CompileTiming.to_json(): spread, checks, notes
+    timing: dict | None = None             # torch_compile_timing.CompileTiming.to_json(): spread, checks, notes
     seconds: float = 0.0
     inductor_dir: str = ""
     triton_cache_dir: str = ""
@@ -227,7 +227,7 @@ def run_source(source: str, filename: str, out_dir: Path, timing: bool = True, r
                graphs: bool = True, probe=None) -> InductorRun:
     """torch.compile `fn` of a function file, in this process. The caches must already point
     under `out_dir` (see `main`); returns the kernels this run's wrapper defines. `timing`:
-    compiled vs eager by `inductor_timing.measure` (`rounds`; `graphs`: the GPU time by CUDA graph
+    compiled vs eager by `torch_compile_timing.measure` (`rounds`; `graphs`: the GPU time by CUDA graph
     replay, the headline; without it do_bench's per call from Python).
     `probe(fn, compiled, inputs)`: called after the timing (benchmarks), its result is dropped."""
     started = time.perf_counter()
@@ -272,8 +272,8 @@ def run_source(source: str, filename: str, out_dir: Path, timing: bool = True, r
         diff = _max_abs_diff(got, want)
         eager_ms = compiled_ms = timed = None
         if timing:           # as the Benchmark page times: L2 flushed, rounds in both orders, spread
-            from inspectors.compile import inductor_timing
-            timed = inductor_timing.measure(fn, compiled, inputs, rounds=rounds, rep_ms=50, graphs=graphs)
+            from inspectors.compile import torch_compile_timing
+            timed = torch_compile_timing.measure(fn, compiled, inputs, rounds=rounds, rep_ms=50, graphs=graphs)
             eager_ms, compiled_ms = timed.headline("eager").median_ms, timed.headline("compiled").median_ms
         if probe is not None:
             probe(fn, compiled, inputs)
@@ -312,14 +312,14 @@ def point_caches(out_dir: Path) -> tuple[Path, Path]:
 
 
 def run_file(file: Path, out_dir: Path, timeout: float) -> "subprocess.CompletedProcess":
-    """`python -m inspectors.compile.inductor FILE --out OUT` in a process of its own: the
+    """`python -m inspectors.compile.torch_compile_gpu FILE --out OUT` in a process of its own: the
     user's function never runs in the caller. On a server that sandboxes users' code, in
     bubblewrap with the GPU's device files and `out_dir` (holding FILE) its only writable
     folder. stdout and stderr go to files of the caller's (not `out_dir`), each read back only
     to its last MAX_REPLY_BYTES. Raises subprocess.TimeoutExpired."""
     import subprocess
     import tempfile
-    argv = [sys.executable, "-m", "inspectors.compile.inductor", str(file), "--out", str(out_dir)]
+    argv = [sys.executable, "-m", "inspectors.compile.torch_compile_gpu", str(file), "--out", str(out_dir)]
     root = Path(__file__).resolve().parents[2]
     out_dir = Path(out_dir)
     with tempfile.TemporaryDirectory(prefix="tlens-tc-io-") as io, \
@@ -391,7 +391,7 @@ def confine(run: InductorRun, out_dir: Path) -> InductorRun:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m inspectors.compile.inductor",
+    p = argparse.ArgumentParser(prog="python -m inspectors.compile.torch_compile_gpu",
                                 description="torch.compile a function file; print the Triton kernels as JSON")
     p.add_argument("file", type=Path)
     p.add_argument("--out", type=Path, required=True, help="folder for Inductor's and Triton's caches")

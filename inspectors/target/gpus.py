@@ -1,6 +1,6 @@
 """What each target GPU says about itself when code asks (torch.cuda's device queries, Triton's
 driver utilities): the figures a library reads before it picks a kernel (the SM count, the
-capability, shared memory per block). Pure data; inspectors.compile.gpu_view answers with it
+capability, shared memory per block). Pure data; inspectors.target.tensor_view answers with it
 on a machine without a GPU. Figures of the shipping parts (NVIDIA's and AMD's data sheets and
 what torch reports on them; the H100 row is checked against a real one by
 benchmarks/gpu_drivers.py)."""

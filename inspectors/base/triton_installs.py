@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.base import settings as settings_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -91,7 +91,7 @@ def parse_entry(entry: str, base: Path = REPO_ROOT) -> TritonEnv:
     if found and version and found != version:
         raise VersionError(f"TLENS_TRITON_VERSIONS entry {entry!r}: {path} holds triton {found}, not {version}")
     try:
-        tritonver.parse(env.version)
+        triton_support.parse(env.version)
     except ValueError as e:
         raise VersionError(f"TLENS_TRITON_VERSIONS entry {entry!r}: {e}") from None
     return env
@@ -105,7 +105,7 @@ def configured(spec: str | None = None, folder: str | Path | None = None) -> dic
     spec = settings.triton_versions if spec is None else spec
     folder = (settings.triton_versions_dir or REPO_ROOT / ".triton-versions") if folder is None else Path(folder)
     found: dict[str, TritonEnv] = {}
-    own = tritonver.installed()
+    own = triton_support.installed()
     if own:
         found[own] = TritonEnv(own)
     for entry in re.split(r"[\s,]+", spec.strip()):

@@ -34,7 +34,7 @@ import time
 from collections import OrderedDict
 from typing import Callable
 
-from inspectors.compile.workers import Worker
+from inspectors.compile.worker_handle import Worker
 
 
 class _Own:

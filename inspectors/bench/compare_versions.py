@@ -17,7 +17,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable
 
-from inspectors.base.versions import TritonEnv
+from inspectors.base.triton_installs import TritonEnv
 from inspectors.bench.model import TRITON, BenchError, BenchRequest, BenchResult
 from inspectors.bench.worker import Progress, run_benchmark
 

@@ -1,5 +1,5 @@
 """A CUDA device guard for a CPU-only build of torch, so that Inductor can run its fake-tensor
-passes on `cuda` tensors (inspectors/compile/compiled.py) where there is no CUDA at all.
+passes on `cuda` tensors (inspectors/compile/torch_compile_target.py) where there is no CUDA at all.
 
 Under `FakeTensorMode`, many ATen ops on a `cuda` fake tensor still open a device guard in C++
 (`select`, `copy_`, `empty_like`, `contiguous`: "PyTorch is not linked with support for cuda

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT
-from inspectors.compile import inductor
+from inspectors.compile import torch_compile_gpu
 
 INDUCTOR = FIXTURES / "inductor_cache"
 
@@ -56,7 +56,7 @@ KERNEL_FILE = """
 
 
 def test_parse_wrapper_names_each_kernel_and_what_it_fused():
-    got = inductor.parse_wrapper(WRAPPER)
+    got = torch_compile_gpu.parse_wrapper(WRAPPER)
     assert [(k.name, k.category, k.fused, k.source_nodes, k.aten_ops, k.kernel_path) for k in got] == [
         ("triton_poi_fused_add_relu_0", "pointwise", "add_relu", ("add", "relu"), ("aten.add", "aten.relu"),
          "/tmp/torchinductor_root/2c/c2cj3aujugr33y6.py"),
@@ -67,7 +67,7 @@ def test_parse_wrapper_names_each_kernel_and_what_it_fused():
 
 
 def test_parse_inductor_meta_scalars():
-    meta = inductor.parse_inductor_meta(KERNEL_FILE)
+    meta = torch_compile_gpu.parse_inductor_meta(KERNEL_FILE)
     assert meta["kernel_name"] == "triton_poi_fused_add_relu_0"
     assert (meta["num_load"], meta["num_reduction"], meta["optimize_mem"], meta["kernel_num_gb"], meta["x"]) == \
         (2, 0, True, 0.067, 1e-05)
@@ -75,12 +75,12 @@ def test_parse_inductor_meta_scalars():
 
 
 def test_split_name():
-    assert inductor.split_name("triton_red_fused_native_layer_norm_3") == ("reduction", "native_layer_norm")
-    assert inductor.split_name("my_kernel") == ("other", "my_kernel")
+    assert torch_compile_gpu.split_name("triton_red_fused_native_layer_norm_3") == ("reduction", "native_layer_norm")
+    assert torch_compile_gpu.split_name("my_kernel") == ("other", "my_kernel")
 
 
 def test_kernels_of_the_gpu_run_fixture():
-    kernels = {k.name: k for k in inductor.collect(INDUCTOR)}
+    kernels = {k.name: k for k in torch_compile_gpu.collect(INDUCTOR)}
     assert set(kernels) == {"triton_poi_fused_add_relu_0", "triton_poi_fused_add_mul_relu_0",
                             "triton_poi_fused_add_mul_tanh_0", "triton_per_fused_div_exp_max_sub_sum_unsqueeze_0"}
     relu = kernels["triton_poi_fused_add_relu_0"]
@@ -102,8 +102,8 @@ def test_kernels_of_the_gpu_run_fixture():
 def test_the_committed_gpu_run_matches_the_fixture():
     summary = json.loads((ROOT / "benchmarks" / "results" / "gpu_torch_compile.json").read_text())
     assert summary["gpu"].startswith("NVIDIA") and summary["triton"] == "3.6.0"
-    assert set(summary["examples"]) == set(inductor.EXAMPLES)
-    fixture = {k.name for k in inductor.collect(INDUCTOR)}
+    assert set(summary["examples"]) == set(torch_compile_gpu.EXAMPLES)
+    fixture = {k.name for k in torch_compile_gpu.collect(INDUCTOR)}
     for name, run in summary["examples"].items():
         assert run["error"] is None and run["max_abs_diff"] < 1e-5, name
         assert {k["name"] for k in run["kernels"]} <= fixture
@@ -111,14 +111,14 @@ def test_the_committed_gpu_run_matches_the_fixture():
     assert summary["pass_dump"]["passes"] > 200
 
 
-@pytest.mark.skipif(bool(inductor.gpu_probe()), reason="this machine has a GPU")
+@pytest.mark.skipif(bool(torch_compile_gpu.gpu_probe()), reason="this machine has a GPU")
 def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
     fn = tmp_path / "fn.py"
-    fn.write_text(inductor.EXAMPLES["bias_add_relu"])
-    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(fn), "--out", str(tmp_path / "out")],
+    fn.write_text(torch_compile_gpu.EXAMPLES["bias_add_relu"])
+    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.torch_compile_gpu", str(fn), "--out", str(tmp_path / "out")],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, proc.stderr
-    run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    run = torch_compile_gpu.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert run.error["kind"] == "no_gpu" and "needs an NVIDIA GPU" in run.error["message"]
     assert run.kernels == () and not (tmp_path / "out").exists()          # nothing was run or written
 
@@ -130,7 +130,7 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     at.run()
     at.radio(key="caches_mode").set_value("torch.compile").run()
     assert not at.exception, at.exception
-    if not inductor.gpu_probe():
+    if not torch_compile_gpu.gpu_probe():
         assert any("No GPU on this machine" in w.value for w in at.info)
         assert at.button(key="tc_run").disabled
     at.selectbox(key="tc_example").set_value("softmax").run()
@@ -145,7 +145,7 @@ def test_page_without_gpu_still_opens_the_copied_cache():
     assert "tl.load(in_ptr0" in "\n".join(shown["source"]["lines"]) and "ld.global" in "\n".join(shown["ptx"]["lines"])
 
 
-@pytest.mark.skipif(bool(inductor.gpu_probe()), reason="this machine has a GPU")
+@pytest.mark.skipif(bool(torch_compile_gpu.gpu_probe()), reason="this machine has a GPU")
 def test_page_without_gpu_compiles_the_function_for_the_target():
     """No GPU: the page's function compiled for sm_90 by the compile worker (the explorer's
     torch.compile path): its kernel listed with the ops and lines it fuses, opened with its
@@ -171,7 +171,7 @@ def test_page_without_gpu_compiles_the_function_for_the_target():
     assert len(model) == 1 and model[0]["heat"] == {"6": 1.0}       # the function's line the kernel computes
 
 
-@pytest.mark.skipif(not inductor.gpu_probe(),
+@pytest.mark.skipif(not torch_compile_gpu.gpu_probe(),
                     reason="needs an NVIDIA GPU (torch.compile writes Triton kernels only for GPU tensors)")
 def test_torch_compile_run_on_the_gpu(tmp_path):
     """The page's Run torch.compile, for real: the runner process compiles bias-add + ReLU, the
@@ -179,11 +179,11 @@ def test_torch_compile_run_on_the_gpu(tmp_path):
     folders, each of which opens in the viewer (the cache reader finds its stages)."""
     from inspectors.store import cache
     fn = tmp_path / "fn.py"
-    fn.write_text(inductor.EXAMPLES["bias_add_relu"])
-    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.inductor", str(fn), "--out", str(tmp_path / "out")],
+    fn.write_text(torch_compile_gpu.EXAMPLES["bias_add_relu"])
+    proc = subprocess.run([sys.executable, "-m", "inspectors.compile.torch_compile_gpu", str(fn), "--out", str(tmp_path / "out")],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    run = inductor.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
+    run = torch_compile_gpu.InductorRun.from_json(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert run.ok and run.gpu and run.max_abs_diff is not None and run.max_abs_diff < 1e-5
     assert run.eager_ms and run.compiled_ms
     timing = run.timing            # as the Benchmark page times: rounds, spread, checks, notes

@@ -1,4 +1,4 @@
-"""Compiled vs eager timing for the torch.compile page (inspectors/compile/inductor_timing.py):
+"""Compiled vs eager timing for the torch.compile page (inspectors/compile/torch_compile_timing.py):
 the round orders and the spread as the Benchmark page makes them, the notes that say why a
 compiled call is slow, host launch time and Dynamo's recompile count (on the CPU). The GPU
 parts (do_bench, profiler, CUDA graphs) run in benchmarks/gpu_torch_compile.py."""
@@ -8,7 +8,7 @@ import time
 import pytest
 
 from conftest import ROOT
-from inspectors.compile import inductor_timing as it
+from inspectors.compile import torch_compile_timing as it
 
 
 def test_orders_and_spread_are_the_benchmark_pages():

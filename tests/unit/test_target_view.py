@@ -1,11 +1,11 @@
-"""The target GPU as the code sees it (inspectors.compile.gpu_view): on a machine without a
+"""The target GPU as the code sees it (inspectors.target.tensor_view): on a machine without a
 GPU, a library that asks torch.cuda or Triton's driver about the device before it picks a
-kernel gets the target's answers (inspectors.base.devices), and tensors say they are on it;
+kernel gets the target's answers (inspectors.target.gpus), and tensors say they are on it;
 on a GPU machine the real GPU answers, and agrees with the table."""
 import pytest
 import torch
 
-from inspectors.base import devices
+from inspectors.target import gpus
 from inspectors.base.result import CompileRequest
 from conftest import SNIPPETS
 
@@ -43,7 +43,7 @@ def _constexprs(engine, target):
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
 @pytest.mark.parametrize("target", ["cuda:90", "cuda:80", "cuda:120", "hip:gfx942"])
 def test_a_library_sees_the_target(engine, target):
-    want = devices.for_target(target)
+    want = gpus.for_target(target)
     got = _constexprs(engine, target)
     assert got == {"N_SM": str(want.multi_processor_count), "MAJOR": str(want.major), "SMEM": str(want.max_shared_mem)}
 
@@ -65,10 +65,10 @@ def test_the_view_is_left_as_found():
     """Inside: the target's answers and tensors on it; after: torch as it was (the worker's
     next job, its own code)."""
     from inspectors.base.targets import parse
-    from inspectors.compile import gpu_view
+    from inspectors.target import tensor_view
     before = (torch.cuda.is_available, torch.cuda.get_device_properties, torch.version.hip)
-    assert gpu_view.needed(parse("cuda:90"))
-    with gpu_view.TargetView(parse("hip:gfx942")):
+    assert tensor_view.needed(parse("cuda:90"))
+    with tensor_view.TargetView(parse("hip:gfx942")):
         x = torch.ones(4)
         assert torch.cuda.is_available() and x.device == torch.device("cuda", 0) and x.is_cuda
         assert (x + 1).device.type == "cuda" and x.cuda() is x and x.to("cuda").sum().item() == 4
@@ -83,9 +83,9 @@ def test_streams_and_events_are_answered_and_timing_is_refused_by_name():
     """Libraries put work on side streams and record events between them: served in the view;
     an event's elapsed time is what only a GPU gives, refused with a message that says so."""
     from inspectors.base.targets import parse
-    from inspectors.compile import gpu_view
+    from inspectors.target import tensor_view
     before = (torch.cuda.Stream, torch.cuda.Event, torch.cuda.stream)
-    with gpu_view.TargetView(parse("cuda:90")):
+    with tensor_view.TargetView(parse("cuda:90")):
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
@@ -104,15 +104,15 @@ def test_streams_and_events_are_answered_and_timing_is_refused_by_name():
 def test_the_real_gpu_agrees_with_the_table():
     props = torch.cuda.get_device_properties(0)
     key = f"cuda:{props.major}{props.minor}"
-    want = devices.for_target(key)
+    want = gpus.for_target(key)
     if want is None or want.name != props.name:
         pytest.skip(f"{props.name} ({key}) is not a row of the table")
     assert (props.multi_processor_count, props.major, props.minor) == \
         (want.multi_processor_count, want.major, want.minor)
-    assert abs(props.total_memory - want.total_memory) < 2 * devices.GIB
+    assert abs(props.total_memory - want.total_memory) < 2 * gpus.GIB
     from triton.runtime import driver
     from inspectors.base.targets import parse
-    from inspectors.compile.gpu_view import driver_properties
+    from inspectors.target.tensor_view import driver_properties
     real = driver.active.utils.get_device_properties(0)
     stand_in = driver_properties(parse(key))
     assert real["max_shared_mem"] == stand_in["max_shared_mem"] == want.max_shared_mem

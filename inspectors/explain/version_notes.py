@@ -1,6 +1,6 @@
 """What differs when the same launch is compiled by two Triton versions, in words: the figure
 delta (inspectors.explain.delta) plus what only a version change explains: the ptxas Triton
-runs and its flags (inspectors.base.tritonver), a stage one version could not make, and small
+runs and its flags (inspectors.base.triton_support), a stage one version could not make, and small
 tensors whose blocked layout keeps copies in registers in one version and not the other.
 
     notes = version_notes("3.6.0", "3.9.0", ka, kb)
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from inspectors.base import stages as stage_table
-from inspectors.base import tritonver
+from inspectors.base import triton_support
 from inspectors.base.result import KernelResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.explain.delta import DeltaTable
@@ -36,10 +36,10 @@ def ptxas_notes(va: str, vb: str, target: str) -> list[str]:
     if arch is None:
         return []
     out = []
-    fa, fb = set(tritonver.ptxas_extra_flags(va)), set(tritonver.ptxas_extra_flags(vb))
+    fa, fb = set(triton_support.ptxas_extra_flags(va)), set(triton_support.ptxas_extra_flags(vb))
     out += [f"`{f}` added to ptxas" for f in sorted(fb - fa)]
     out += [f"`{f}` no longer passed to ptxas" for f in sorted(fa - fb)]
-    ta, tb = tritonver.ptxas_tool(arch, va), tritonver.ptxas_tool(arch, vb)
+    ta, tb = triton_support.ptxas_tool(arch, va), triton_support.ptxas_tool(arch, vb)
     if ta != tb:
         out.append(f"sm_{arch} assembled by the wheel's `{tb}` instead of `{ta}`")
     return out
@@ -48,7 +48,7 @@ def ptxas_notes(va: str, vb: str, target: str) -> list[str]:
 def small_tensor_copies(ttgir: str, version: str) -> dict[str, int]:
     """Tensor types of `ttgir` with a blocked layout smaller than sizePerThread -> registers per
     thread as `version` lays them out (3.6-3.8 keep copies in the extra registers, 3.9 drops
-    them: tritonver.blocked_keeps_small_registers)."""
+    them: triton_support.blocked_keeps_small_registers)."""
     from inspectors.explain.layout_view import to_linear
     aliases = dict(_ALIAS_RE.findall(ttgir))
     out: dict[str, int] = {}

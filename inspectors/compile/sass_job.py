@@ -4,7 +4,7 @@ and the live registers, bounded in time and memory, sandboxed when the server sa
 A cubin comes out of a user's job: nvdisasm on it may print tens of megabytes, and parsing
 them takes seconds. The Streamlit process does none of it: `run` starts
 
-    python -m inspectors.explain.sass_job        (no torch, no triton: nvdisasm is found on disk)
+    python -m inspectors.compile.sass_job        (no torch, no triton: nvdisasm is found on disk)
 
 in bubblewrap when the server sandboxes users' code (sandbox.enabled()), else as a plain
 subprocess, with RLIMIT_AS and RLIMIT_CPU (and a cgroup where the server may make one) and a
@@ -33,7 +33,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspectors.base import codec, sandbox
+from inspectors.base import codec
+from inspectors.process import sandbox
 from inspectors.base.result import CUBIN_TOO_LARGE, MAX_CUBIN_BYTES, cubin_too_large
 from inspectors.explain.insight import StageSummary, summarize_stage
 from inspectors.read import liveregs, sass, sourcemap
@@ -115,10 +116,10 @@ def run(req: Request, timeout: float = JOB_TIMEOUT_S) -> Reply:
     """`req` done in a job process (the module docstring); its failures are in the Reply."""
     if req.cubin and cubin_too_large(req.cubin):
         return compute(Request(req.want, cubin=req.cubin))       # refused here: nothing is started
-    command = f"python -m inspectors.explain.sass_job  # {req.want}"
+    command = f"python -m inspectors.compile.sass_job  # {req.want}"
     scratch = Path(tempfile.mkdtemp(prefix="tlens-sassjob-"))     # nvdisasm's cubin (kept where it fails)
     env = {"TMPDIR": str(scratch), "TLENS_SANDBOX": "0"}     # inside, nvdisasm runs as it is
-    argv = [sys.executable, "-m", "inspectors.explain.sass_job"]
+    argv = [sys.executable, "-m", "inspectors.compile.sass_job"]
     data = json.dumps({f.name: getattr(req, f.name) for f in dataclasses.fields(req)}).encode()
     cgroup, keep = None, False
     try:

@@ -4,7 +4,7 @@ stock Debian 12 and Ubuntu 22.04 allow (Ubuntu 24.04 needs an AppArmor profile f
 package ships one) and so does this container.
 
     jail = Jail(writable=(scratch,), env={"TRITON_CACHE_DIR": f"{scratch}/triton"})
-    argv = wrap([sys.executable, "-m", "inspectors.compile.worker"], jail)
+    argv = wrap([sys.executable, "-m", "inspectors.compile.worker_main"], jail)
     subprocess.Popen(argv, preexec_fn=jail.limits.preexec(cgroup), ...)
 
 Inside (`wrap`):
@@ -28,7 +28,7 @@ Inside (`wrap`):
 * **GPU** (`gpu=True`): `/dev/nvidia*` passed in, the driver's libraries and `/sys` read-only.
 
 What the host must trust is written in the README ("Serving a class: what a student's code can
-and cannot do"). `python -m inspectors.base.sandbox` says whether the sandbox works here.
+and cannot do"). `python -m inspectors.process.sandbox` says whether the sandbox works here.
 """
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from inspectors.base.cgroups import Cgroup, cgroup_root, read_text
+from inspectors.process.cgroups import Cgroup, cgroup_root, read_text
 from inspectors.base import settings as settings_mod
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -248,7 +248,7 @@ def server_problem(settings) -> str | None:
         problem = check()
         return None if problem is None else (
             f"Users' code is to run in a sandbox (TLENS_SANDBOX=1{', the default of a class server' if settings.class_mode else ''}), "
-            f"and the sandbox does not work on this machine: {problem}. Run `python -m inspectors.base.sandbox` to check.")
+            f"and the sandbox does not work on this machine: {problem}. Run `python -m inspectors.process.sandbox` to check.")
     if settings.class_mode and not settings.unsandboxed_class:
         return ("This is a class server (TLENS_CLASS=1 or TLENS_USER_HEADER): students' code must run sandboxed, but "
                 "TLENS_SANDBOX=0. Remove TLENS_SANDBOX=0, or, for a room where every student is trusted with the "

@@ -1,0 +1,29 @@
+"""Layer target: the GPU the user compiles for, as their code, torch, Dynamo, Inductor and Triton
+see it on a machine without it. Imports base only (tests/unit/test_layering.py).
+
+The product's promise is "compile for a GPU you do not have": a library asks the GPU's SM count
+before it picks a kernel, Inductor and AOTAutograd pick their lowering by the tensors' device,
+autocast casts only CUDA tensors. Each module answers one of those questions as the target would.
+The worker enters the view around a job (inspectors.compile.worker_main); torch.compile for the
+target (inspectors.compile.torch_compile_target) installs the Inductor and attention rules. On a
+machine with a GPU nothing here is entered: the real GPU answers.
+
+    gpus              the targets' figures: what each GPU says about itself (name, capability,
+                      SMs, memory, shared memory, registers, clocks), from vendor data.
+    tensor_view       TargetView: torch.cuda's device queries answered as the target's, tensors
+                      that say they are on `cuda:0` while their memory is the CPU's.
+    cuda_probes       the small CUDA probes libraries make: streams, events, device contexts,
+                      generators, the device-properties object, torch.version.cuda.
+    library_ops       a library's own ops in the view: custom ops' kernels, ATen CUDA registrations.
+    autocast          torch.autocast("cuda") casting the view's tensors by CUDA autocast's policy.
+    attention         attention as the GPU picks it: SDPA's flash / memory-efficient kernel in a
+                      compiled graph, FlexAttention's options and strides.
+    inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
+                      the device index swaps of Dynamo's and Inductor's device guards.
+    inductor_choices  Inductor's decompositions and joint-graph passes decided as on the target.
+    cuda_guard        a CUDA device guard built for a CPU-only torch (Inductor's fake tensors).
+
+Triton's side of the target (its `driver.active` naming the target, the device properties a
+kernel's launcher reads) touches Triton's internals, so it stays with the shim:
+inspectors.compile.triton_shim_driver, fed by tensor_view.driver_properties.
+"""
