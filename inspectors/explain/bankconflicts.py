@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from inspectors.read.brackets import split_top
+
 LANES = 32
 _M32, _M64 = (1 << 32) - 1, (1 << 64) - 1
 _INSN_RE = re.compile(r"^\s*(?:@(?P<neg>!?)(?P<pred>%p\d+)\s+)?(?P<op>[a-z][\w.:]*)\s+(?P<args>[^;]*);")
@@ -278,20 +280,10 @@ def _split_args(text: str) -> list[str]:
     """Operands split at top-level commas ({...} vectors and [...] addresses kept whole)."""
     if "{" not in text and "[" not in text:
         return text.split(",")
-    out, depth, cur = [], 0, []
-    for ch in text:
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-    if cur:
-        out.append("".join(cur))
-    return out
+    parts = split_top(text, ",", "{[", "}]", quotes="")
+    if not parts[-1]:
+        parts.pop()
+    return parts
 
 
 def by_line(accesses, ptx_to_python: dict[int, int]) -> dict[int, tuple[int, int]]:

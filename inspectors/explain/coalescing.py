@@ -27,6 +27,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from inspectors.read.brackets import split_top
 from inspectors.read.memops import ptx_memops
 
 SECTOR = 32
@@ -312,18 +313,10 @@ class _Program:
 
 def _split_args(text: str) -> list[str]:
     """`{ %r1, %r2 }, [ %rd1 + 0 ]` -> ['{ %r1, %r2 }', '[ %rd1 + 0 ]'] (commas in braces kept)."""
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(text):          # slices, not `cur += ch`: linear in any Python
-        if ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    if text[start:].strip():
-        out.append(text[start:])
-    return out
+    parts = split_top(text, ",", "{[", "}]", quotes="")
+    if not parts[-1].strip():
+        parts.pop()
+    return parts
 
 
 def estimate(ptx: str, params: list[str], values: dict | None = None, ctaid: tuple[int, int, int] = (1, 1, 0),

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from inspectors.base import triton_support
 from inspectors.read import layouts
+from inspectors.read.brackets import matching
 from inspectors.read.layouts import (  # noqa: F401 - re-exported: layout_view.parse_layout(...)
     IN_DIMS, AmdMfma, DotOperand, Linear, NvidiaMma, NvmmaShared, Other, SHARED_KINDS, Slice, SwizzledShared, parse_layout)
 from inspectors.read import mlir
@@ -343,11 +344,9 @@ def _encoding_at(line: str, start: int) -> str:
     m = re.match(r"#[\w.]+", line[start:])
     end = start + m.end()
     if end < len(line) and line[end] == "<":
-        depth = 0
-        for j in range(end, len(line)):
-            depth += {"<": 1, ">": -1}.get(line[j], 0)
-            if depth == 0:
-                return line[start:j + 1]
+        close = matching(line, end, "<", ">", quotes="")
+        if close >= 0:
+            return line[start:close + 1]
     return line[start:end]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from inspectors.read.brackets import matching
+
 
 @dataclass(frozen=True)
 class InductorKernel:
@@ -86,15 +88,9 @@ def parse_inductor_meta(kernel_source: str) -> dict:
     start = kernel_source.find("inductor_meta={")
     if start < 0:
         return {}
-    i, depth = start + len("inductor_meta="), 0
-    for j in range(i, len(kernel_source)):
-        c = kernel_source[j]
-        depth += (c in "{[(") - (c in "}])")
-        if depth == 0:
-            body = kernel_source[i:j + 1]
-            break
-    else:
-        body = kernel_source[i:]
+    i = start + len("inductor_meta=")
+    j = matching(kernel_source, i, "{[(", "}])", quotes="")     # (Python's quotes are not read)
+    body = kernel_source[i:j + 1] if j >= 0 else kernel_source[i:]
     meta = {}
     for m in _META_SCALAR_RE.finditer(body):
         meta[m["key"]] = _literal(m["value"])

@@ -12,6 +12,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from inspectors.read.brackets import top_end
+
 _BLOCKED_RE = re.compile(r"#ttg\.blocked<\{(?P<body>[^}]*)\}>")
 _FIELD_RE = re.compile(r"(\w+) = \[([\d, ]*)\]")
 # tensor<1024x!tt.ptr<f32>, #blocked>   tensor<64x64xf16, #blocked1>
@@ -249,18 +251,6 @@ def parse_layout(text: str, aliases: dict[str, str] | None = None, _depth: int =
 def _parent(body: str) -> str:
     """`dim = 1, parent = #ttg.blocked<{...}>` or `parent = #blocked` -> the parent's text."""
     i = body.index("parent = ") + len("parent = ")
-    depth, j = 0, i
-    while j < len(body):
-        ch = body[j]
-        if ch in "<{[":
-            depth += 1
-        elif ch in ">}]":
-            if depth == 0:
-                break
-            depth -= 1
-        elif ch == "," and depth == 0:
-            break
-        j += 1
-    return body[i:j].strip()
+    return body[i:top_end(body, i, ",", "<{[", ">}]", quotes="")].strip()
 
 

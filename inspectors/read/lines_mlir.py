@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from inspectors.read.brackets import matching
 from inspectors.read.userfile import frame, innermost
 
 
@@ -115,21 +116,8 @@ class _LocParser:
 
 def _balanced_end(line: str, start: int) -> int:
     """Index just past the ')' matching the '(' at `start` (quotes respected), or -1."""
-    depth, i, n = 0, start, len(line)
-    while i < n:
-        c = line[i]
-        if c == '"':
-            i += 1
-            while i < n and line[i] != '"':
-                i += 2 if line[i] == "\\" else 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return -1
+    end = matching(line, start, "(", ")")
+    return end + 1 if end >= 0 else -1
 
 
 _LOC_TRIES = 4

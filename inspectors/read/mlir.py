@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from inspectors.base.result import ArgSpec
+from inspectors.read.brackets import matching, split_top
 
 # tt.func public @add_kernel(%x_ptr: !tt.ptr<f32> {tt.divisibility = 16 : i32} loc("x_ptr"(#loc)), %n: i32 loc(...))
 _FUNC_RE = re.compile(r"^\s*tt\.func\s+(?:public\s+|private\s+)?@(?P<name>[\w.$]+)\((?P<args>.*)\)")
@@ -118,7 +119,7 @@ def parse_ttir_args(ttir: str, name: str = "") -> tuple[ArgSpec, ...]:
             continue
         body = _balanced(ttir, m.end() - 1)
         args = []
-        for part in _split_top(body):
+        for part in split_top(body):
             a = _SIG_ARG_RE.match(part)
             if not a:
                 continue
@@ -135,39 +136,5 @@ def parse_ttir_args(ttir: str, name: str = "") -> tuple[ArgSpec, ...]:
 
 def _balanced(text: str, open_at: int) -> str:
     """The text inside the parenthesis at `open_at`, nested brackets and strings respected."""
-    depth, i, in_str = 0, open_at, False
-    while i < len(text):
-        c = text[i]
-        if in_str:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1:i]
-        i += 1
-    return text[open_at + 1:]
-
-
-def _split_top(body: str) -> list[str]:
-    parts, depth, start, in_str = [], 0, 0, False
-    for i, c in enumerate(body):
-        if in_str:
-            in_str = c != '"'
-        elif c == '"':
-            in_str = True
-        elif c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-    parts.append(body[start:])
-    return parts
+    end = matching(text, open_at)
+    return text[open_at + 1:end] if end >= 0 else text[open_at + 1:]
