@@ -4,7 +4,7 @@ file's whole text in every element Streamlit sends.
 Streamlit puts an element's `js` into each message that draws it: the code editor's bundle
 and the stage panel's module went to the browser with every run of the page, and a class on
 one Wi-Fi pays that for every click (the bytes of a Compile, before and after:
-docs/06-serving-a-class.md#figures-one-process-or-several). With `server.enableStaticServing`
+docs/09-benchmark-results.md#figures-behind-design-choices). With `server.enableStaticServing`
 (.streamlit/config.toml) the browser fetches app/static/<name> once and caches it; the element
 carries only `loader(name)`.
 

@@ -258,10 +258,10 @@ def render_insight(insight, kernel: KernelResult, source_lines: list[str], follo
     remark's row is clicked.
 
     One section at a time, picked on a bar (keys.INSIGHT): only it is drawn. All five drawn on
-    every run, as tabs, were 28 of a Compile's 89 messages and a sixth of the server's CPU for it
-    (docs/06-serving-a-class.md). A keyed segmented control, not tabs drawn only while open
-    (`st.tabs(on_change="rerun")`): that widget is named by its labels, and Why's count changes
-    with the kernel."""
+    every run, as tabs, were a large part of a Compile's messages and of the server's CPU for it
+    (docs/09-benchmark-results.md#figures-behind-design-choices). A keyed segmented control, not
+    tabs drawn only while open (`st.tabs(on_change="rerun")`): that widget is named by its
+    labels, and Why's count changes with the kernel."""
     if insight.cut:
         st.warning(insight.cut, icon=":material/timer_off:")
     n = len(insight.remarks)

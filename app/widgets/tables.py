@@ -2,7 +2,7 @@
 `st.dataframe` and `st.table`. Given a list, Streamlit builds a pandas DataFrame and converts
 it to Arrow; built column by column here it costs a fraction of that (every Compile draws four
 or five, and a class's server draws them for every student; benchmarks/run_cost.py, the
-figures: docs/06-serving-a-class.md#figures-one-process-or-several). A column of mixed types
+figures: docs/09-benchmark-results.md#the-servers-cpu-per-page). A column of mixed types
 (a number or "the rest") is shown as text; None stays empty."""
 from __future__ import annotations
 

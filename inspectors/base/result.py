@@ -84,7 +84,7 @@ class KernelResult:
 
     def to_json(self) -> dict:
         """As asdict would make it, without deep-copying the stages and the analysis (a
-        megabyte of nested dicts for a big kernel: asdict took most of a second)."""
+        megabyte of nested dicts for a big kernel: docs/09-benchmark-results.md#figures-behind-design-choices)."""
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d.update(args=[asdict(a) for a in self.args], passes=[asdict(p) for p in self.passes],
                  error=self.error.to_json() if self.error else None, options=dict(self.options),

@@ -11,10 +11,11 @@ fair queue in front of them, shared by every session of the server.
   compiling. If it died mid-compile (LLVM aborted), the stages it had made are read back from
   the job folder (`journal`) and returned with the crash.
 * **Hangs cost only their own slot.** A job that has run longer than `straggler_s` (3 s by
-  default, `TLENS_STRAGGLER_S`: above a library kernel's compile, docs/06-serving-a-class.md) no
-  longer counts against the pool: while it runs on, a spare worker is started so the others
-  in the queue are not held up by it, up to as many spares as the pool has workers. A spare is
-  stopped when the job it stood in for ends.
+  default, `TLENS_STRAGGLER_S`: above a library kernel's compile,
+  docs/09-benchmark-results.md#figures-behind-design-choices) no longer counts against the
+  pool: while it runs on, a spare worker is started so the others in the queue are not held up
+  by it, up to as many spares as the pool has workers. A spare is stopped when the job it stood
+  in for ends.
 * **Fair queue** (`fairqueue.py`). A free worker goes to the waiting session served least
   recently (then to the one waiting longest), not first come first served: one student pressing
   Compile ten times cannot push the class back ten places. A session may have at most

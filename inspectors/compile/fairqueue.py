@@ -19,8 +19,8 @@
   compile side by side), and is lowered once none has finished for OWN_STALL_S: the class's
   hangs, at the lowest priority, do not take a long compile's CPU. One waiter (the *watcher*) wakes at the next
   such deadline and looks at the running jobs; the others sleep until a worker is given or
-  their queue line is due (WAITER_WAKE_S): 28 students each reading every own job's cgroup
-  40 times a second was a fifth of the class server's CPU.
+  their queue line is due (WAITER_WAKE_S): every waiting student reading every own job's cgroup
+  cost the class server a large share of its CPU (docs/09-benchmark-results.md#figures-behind-design-choices).
 
 `Engine` owns the slots and starts workers (`_spawn`); this class decides who runs where.
 """
@@ -37,13 +37,14 @@ from inspectors.compile.worker_handle import lower_priority, restore_priority
 
 # A job in its student's own sandbox gives its slot back after this long at most (straggler_s if
 # less): that costs nothing (no spare to start), and a long compile then yields to short ones
-# (most library kernels compile within it: docs/06-serving-a-class.md, benchmarks/class_load.py).
+# (most library kernels compile within it: docs/09-benchmark-results.md#figures-behind-design-choices).
 OWN_DETACH_S = 1.0
 # ... and after this much of its sandbox's CPU (sandbox_cpu; wall time where the sandbox has no
 # cgroup) if no kernel launch has begun (journal's `launch-0` folder): a file reaches its first
-# launch well within it (the library's files, their example() run once, warm: docs/06-serving-a-class.md);
+# launch well within it (the library's files, their example() run once, warm:
+# docs/09-benchmark-results.md#figures-behind-design-choices);
 # one that takes longer gets its CPU share back when its launch begins (`_check_detached`).
-# A longer one lets a class's hangs cost its p95 (docs/06-serving-a-class.md#figures-one-process-or-several).
+# A longer one lets a class's hangs cost its p95 (docs/09-benchmark-results.md#the-class-of-30-on-one-process).
 OWN_FIRST_LAUNCH_S = 0.1
 OWN_LAUNCH_POLL_S = 0.025     # how often a job before its first launch (or lowered before it) is looked at
 # A detached job whose launches have begun keeps its share while a launch finishes at least this

@@ -1,11 +1,11 @@
 """A job's launches compiled at the same time, in children forked from the worker after example()
 recorded them: one child per core, each taking the next launch from the worker as it ends the
 last (one fork per core, not per launch: forking a worker with torch and Triton imported costs
-~18 ms of CPU, and its copy-on-write more, per fork). The children share the worker's sandbox,
-its limits and its CPU share (a class server's cgroup weight: one student's fifty launches do not
-take more of the machine than one compile of theirs would), and each launch's fd 2 is its own
-(compile_one redirects it), so a launch's compiler diagnostics (its remarks, its errors) stay
-that launch's.
+CPU, and its copy-on-write more, per fork: docs/09-benchmark-results.md#figures-behind-design-choices).
+The children share the worker's sandbox, its limits and its CPU share (a class server's cgroup
+weight: one student's fifty launches do not take more of the machine than one compile of theirs
+would), and each launch's fd 2 is its own (compile_one redirects it), so a launch's compiler
+diagnostics (its remarks, its errors) stay that launch's.
 
     kernels = compile_forked(len(launches), job_dir, "k.py", lambda i: compile_one(i))
 

@@ -241,7 +241,7 @@ def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insi
 # Linear on any line: the opcode and its `.modifier`s are matched atomically (a lookahead, then a
 # backreference to what it took: Python 3.10 has no possessive `*+`), then the operands up to `;`
 # may hold no `:`. The old `(?:\.[\w:]+)*\b[^:]*;` let `[^:]*` retry from every dot of a long
-# dotted token: quadratic (a 600,000-char `a.a.a...` line took minutes).
+# dotted token: quadratic (docs/09-benchmark-results.md#figures-behind-design-choices).
 _PTX_INSN_RE = re.compile(r"^\s*(?:@!?%\w+\s+)?(?=(?P<op>[a-z]\w*))(?P=op)(?=(?P<mods>(?:\.[\w:]+)*))(?P=mods)"
                           r"(?<=\w)[^:;]*;")
 # A SASS instruction line, e.g. `        /*0180*/              @!P0 LDG.E.128 R16, desc[UR4][R2.64] ;`

@@ -65,9 +65,10 @@ class Cgroup:
         """The lowest CPU share (a job past straggler_s: a hang must not take a compiling
         sandbox's share) or the usual one again. Where the kernel has it (5.15+), the group is
         also made idle (`cpu.idle`, SCHED_IDLE for its tasks): a share of 2 still let a hang take
-        the core its weight made the balancer leave to it, half a core of a 2-core class's
-        compile time (benchmarks/class_load.py); an idle group's CPU counts as free for the next
-        task to start on, and any other task preempts it at once."""
+        the core its weight made the balancer leave to it, CPU a class's compiles waited for
+        (benchmarks/class_load.py; docs/09-benchmark-results.md#figures-behind-design-choices); an
+        idle group's CPU counts as free for the next task to start on, and any other task
+        preempts it at once."""
         files = (("cpu.shares", CPU_SHARES, 2), ("cpu.weight", CPU_WEIGHT, 1), ("cpu.idle", 0, 1))
         for d in self.dirs:       # an idle group's weight cannot be written (EINVAL): idle last, or first
             for f, usual, lowest in (files if low else files[::-1]):

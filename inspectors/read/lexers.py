@@ -78,7 +78,7 @@ class PythonPanelLexer(RegexLexer):
     """Python as the source panel colours it: pygments' own token types for what a kernel file
     holds (keywords, `def` names, decorators, builtins, strings and docstrings, comments,
     numbers), in one state, so the panel lexes it with one regex (payload.tokenize), quicker
-    than pygments' PythonLexer (docs/06-serving-a-class.md#figures-one-process-or-several): a
+    than pygments' PythonLexer (docs/09-benchmark-results.md#the-servers-cpu-per-page): a
     class's every Compile draws a new source. Its rules span lines (docstrings): `multiline`
     tells the panel to lex the text whole. An f-string is one string token (pygments splits out
     its fields)."""

@@ -33,9 +33,9 @@ reserves per block, placed in the kernel's window (the cubin also has a
 The driver does not count that 1 KB as the kernel's: on an H100 (driver 580),
 cuFuncGetAttribute(SHARED_SIZE_BYTES) is 0 for the matmul and softmax cubins, and
 cuOccupancyMaxActiveBlocksPerMultiprocessor matches `occupancy()` at every block size
-and dynamic size tried (5 cubins, 27,360 answers) only when the 1 KB is left out
-(adding it changes 385 of them). So `Resources` reports SHARED as `static_shared_bytes`, the reserve
-inside it as `reserved_shared_bytes`, Triton's dynamic bytes as
+and dynamic size tried only when the 1 KB is left out (the check's figures:
+docs/09-benchmark-results.md#figures-behind-design-choices). So `Resources` reports SHARED as
+`static_shared_bytes`, the reserve inside it as `reserved_shared_bytes`, Triton's dynamic bytes as
 `dynamic_shared_bytes`, and `shared_bytes` = static - reserved + dynamic: what the
 driver counts for the kernel; `occupancy()` then adds the 1 KB reserve per block, as
 NVIDIA's calculator does, so it is counted once.

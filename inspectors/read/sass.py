@@ -2,9 +2,9 @@
 importing triton (so a process without triton, the server's SASS job, can disassemble).
 
 `nvdisasm -c -gi` prints `//## File "vector_add.py", line 27` before the instructions
-of each source line (Triton passes -lineinfo to ptxas). nvdisasm costs a third of a second
-even for a tiny cubin, which is why the app asks for SASS only when a SASS panel is open, and
-the worker starts one per kernel in the background.
+of each source line (Triton passes -lineinfo to ptxas). nvdisasm is slow even for a tiny
+cubin (docs/09-benchmark-results.md#figures-behind-design-choices), which is why the app asks
+for SASS only when a SASS panel is open, and the worker starts one per kernel in the background.
 
 A cubin comes out of a user's job, so nvdisasm's output is read bounded (`read_bounded`): past
 MAX_SASS_BYTES, or past its time limit, nvdisasm is killed and the rest is never read.

@@ -115,7 +115,8 @@ def _kernel(op, kind: str, fallback_op=None):
 
 def _registered(torch) -> list:
     """CUDA's policy at the `AutocastCPU` key, registered once per process (a job), on the first
-    `autocast("cuda")` (~20 ms: a job that never enters one pays nothing); kept for good."""
+    `autocast("cuda")` (a cost a job that never enters one does not pay:
+    docs/09-benchmark-results.md#figures-behind-design-choices); kept for good."""
     if _library:
         return _library
     lib = torch.library.Library("aten", "IMPL")
