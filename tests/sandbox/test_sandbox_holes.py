@@ -70,6 +70,27 @@ def timed(eng: Engine, session: str = "user:alice"):
     return r, time.perf_counter() - t0
 
 
+def best_seconds(runs: int, fn, *args) -> float:
+    """The fastest of `runs` timings of `fn(*args)`: a stall of the shared machine lengthens one run, not all."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def analyse_as_the_page_does(kernels, filename: str) -> None:
+    """What the server runs on a compiled kernel's texts: the analysis, the source map, each stage's summary."""
+    from inspectors.explain.insight import analyze, summarize_stage
+    from inspectors.read import sourcemap
+    for k in kernels:
+        analyze(k, dict(k.stages), filename)
+        sourcemap.build(dict(k.stages), filename)
+        for name, text in k.stages.items():
+            summarize_stage(name, text)
+
+
 def in_thread(fn, *args, **kw):
     box = {}
     t = threading.Thread(target=lambda: box.setdefault("result", fn(*args, **kw)), daemon=True)
@@ -139,9 +160,8 @@ os.kill(os.getpid(), signal.SIGKILL)
 def test_a_line_of_600000_characters_in_the_ptx_is_cut_before_any_parsing(engine):
     """Attack 2: `tl.inline_asm_elementwise` puts its asm string into the PTX verbatim; one long
     dotted token (no `;`) made a quadratic regex hold the server's GIL for minutes. The answer
-    is bounded before anything parses it, and the whole analysis the page runs is quick."""
-    from inspectors.explain.insight import analyze, summarize_stage
-    from inspectors.read import sourcemap
+    is bounded before anything parses it, and the whole analysis the page runs on it costs about
+    what it costs on a well-behaved student's kernel (timed in the same run: no wall-clock figure)."""
     src = VADD.replace("    tl.store(out_ptr + offs, x + y, mask=mask)\n",
                        "    z = tl.inline_asm_elementwise(\"a\" + \".a\" * 300000, \"=r,r\", [x], dtype=tl.float32, "
                        "is_pure=True, pack=1)\n    tl.store(out_ptr + offs, z + y, mask=mask)\n", 1)
@@ -151,15 +171,19 @@ def test_a_line_of_600000_characters_in_the_ptx_is_cut_before_any_parsing(engine
     ptx = r.kernels[0].stages["ptx"]
     assert max(len(ln) for ln in ptx.splitlines()) < MAX_LINE_CHARS + 200
     assert "this line was" in ptx and "cut at" in ptx
-    t0 = time.perf_counter()
-    for k in r.kernels:
-        analyze(k, dict(k.stages), "asm.py")
-        sourcemap.build(dict(k.stages), "asm.py")
-        for name, text in k.stages.items():
-            summarize_stage(name, text)
-    assert time.perf_counter() - t0 < 10
-    other, _ = timed(engine)
+    other, _ = timed(engine)                      # after the attack, the class still compiles
     assert other.ok, other.error
+    # The baseline: the same analysis of that well-behaved kernel. The hostile texts are bigger by
+    # their cut lines; a parser left quadratic in a line's length (minutes) is far past 20x.
+    analyse_as_the_page_does(other.kernels, "mine.py")           # imports, compiled patterns: not timed
+    baseline = best_seconds(3, analyse_as_the_page_does, other.kernels, "mine.py")
+    took = best_seconds(3, analyse_as_the_page_does, r.kernels, "asm.py")
+    limit = 20 * max(baseline, 0.05)              # floored: were the baseline a few ms, noise would rule
+    print(f"\nFIGURE hostile analysis {took * 1000:.0f} ms vs well-behaved {baseline * 1000:.0f} ms: "
+          f"{took / baseline:.1f}x")
+    assert took <= limit, (f"analysing the kernel with the cut 600,000-character line took {took * 1000:.0f} ms, "
+                           f"a well-behaved kernel {baseline * 1000:.0f} ms: {took / baseline:.1f}x; the limit is "
+                           f"20x the well-behaved one (floored at 50 ms): {limit * 1000:.0f} ms")
 
 
 def test_two_students_with_two_tabs_of_hangs_do_not_hold_the_class(engine):
@@ -168,7 +192,9 @@ def test_two_students_with_two_tabs_of_hangs_do_not_hold_the_class(engine):
     get spares beside them: a third student's compile is served as if alone."""
     alone = alone_seconds(engine)
     hang = with_example("time.sleep(3600)")
-    jobs = [in_thread(engine.compile, CompileRequest(source=hang, filename=f"hang{i}.py"), timeout=600,
+    asked_s = 600
+    launched = time.monotonic()
+    jobs = [in_thread(engine.compile, CompileRequest(source=hang, filename=f"hang{i}.py"), timeout=asked_s,
                       session=f"user:mallory{i % 2}") for i in range(4)]
     # the hangs have run past straggler_s: their slots are the class's again (a class's usual
     # state; since issue 32 a hang in its student's own sandbox gives its slot back, before it a
@@ -180,13 +206,20 @@ def test_two_students_with_two_tabs_of_hangs_do_not_hold_the_class(engine):
     other, seconds = timed(engine)
     assert other.ok, other.error
     print(f"\nFIGURE {seconds:.2f} s vs alone {alone:.2f} s: {seconds / alone:.2f}x")
-    assert seconds <= 3 * alone, f"another student's compile took {seconds:.1f} s, {seconds / alone:.1f}x alone"
-    t0 = time.monotonic()
+    assert seconds <= 3 * alone, (f"another student's compile took {seconds:.1f} s, {alone:.1f} s alone: "
+                                  f"{seconds / alone:.1f}x, over 3x")
     for t, _ in jobs[:2]:
-        t.join(SERVER_LIMIT_S + 60)
+        t.join(asked_s / 4)
+    # the server's limit stopped them, not the 600 s asked: the error says so, and they ended in a
+    # small fraction of the time asked (measured from their launch, waits and the compile above included)
     first = [box["result"] for _, box in jobs if "result" in box]
-    assert first and all(r.error.kind == "timeout" and f"{SERVER_LIMIT_S:g} s" in r.error.message for r in first)
-    assert time.monotonic() - t0 < SERVER_LIMIT_S + 30           # the server's limit, not the 600 s asked
+    assert first and all(r.error.kind == "timeout" and f"{SERVER_LIMIT_S:g} s" in r.error.message for r in first), \
+        [r.error for r in first]
+    ended = time.monotonic() - launched
+    print(f"FIGURE the first hangs ended {ended:.0f} s after their launch (ran {[round(r.seconds) for r in first]} s), "
+          f"of the {asked_s} s asked; the server's limit {SERVER_LIMIT_S} s")
+    assert ended < asked_s / 4, (f"the first hangs ended {ended:.0f} s after their launch, of the {asked_s} s they "
+                                 f"asked; the server's {SERVER_LIMIT_S} s limit should stop them far sooner")
     for t, _ in jobs:
         t.join(2 * SERVER_LIMIT_S + 60)
     assert engine.wait_ready(120)
@@ -212,7 +245,8 @@ time.sleep(3600)
     other, seconds = timed(engine)
     assert other.ok, other.error
     print(f"\nFIGURE {seconds:.2f} s vs alone {alone:.2f} s: {seconds / alone:.2f}x")
-    assert seconds <= 3 * alone, f"another student's compile took {seconds:.1f} s, {seconds / alone:.1f}x alone"
+    assert seconds <= 3 * alone, (f"another student's compile took {seconds:.1f} s, {alone:.1f} s alone: "
+                                  f"{seconds / alone:.1f}x, over 3x")
     t.join(SERVER_LIMIT_S + 60)
     assert box["result"].error.kind == "timeout"
     assert engine.wait_ready(120)

@@ -1,8 +1,10 @@
 """The cache browser: scanning Triton caches and dump folders (the Inductor cache from a GPU
 run, a broken copy, a TRITON_KERNEL_DUMP folder), opening a folder as a KernelResult with
 its insight, and the page through AppTest."""
+import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
@@ -132,14 +134,40 @@ def test_default_locations_follow_the_environment(tmp_path, monkeypatch):
     assert got == ["tc", "ind/triton/0", "dump"]
 
 
+def _bare_walk(root: Path) -> None:
+    """The I/O a scan cannot avoid, and nothing else: list every folder, stat every file, read
+    every JSON file. The baseline `test_scan_of_thousands_is_quick` compares the scan with."""
+    with os.scandir(root) as folders:
+        for folder in folders:
+            with os.scandir(folder.path) as it:
+                for e in it:
+                    e.stat()
+                    if e.name.endswith(".json"):
+                        with open(e.path, "rb") as f:
+                            f.read()
+
+
 def test_scan_of_thousands_is_quick(tmp_path):
+    """Listing 1,000 kernel folders costs about the bare I/O of walking them (timed here, in the same
+    run, on the same folders: machines are shared and noisy, a wall-clock figure is not a test;
+    benchmarks/cache_scan.py times 5,000). Each is timed twice, interleaved, and the faster kept:
+    ~1-2x here, the limit 10x."""
     build = load_script(ROOT / "benchmarks" / "cache_scan.py").build
     build(tmp_path, [d for d in TRITON0.iterdir()], 1000)
-    t = time.perf_counter()
-    result = cache.scan(tmp_path)
-    took = time.perf_counter() - t
+    scans, walks = [], []
+    for _ in range(2):
+        t = time.perf_counter()
+        result = cache.scan(tmp_path)
+        scans.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        _bare_walk(tmp_path)
+        walks.append(time.perf_counter() - t)
     assert len(result.entries) == 1000 and sum(e.status != "ok" for e in result.entries) == 20
-    assert took < 2.0, took                        # ~0.14 s here; benchmarks/cache_scan.py times 5,000
+    took, walk = min(scans), min(walks)
+    limit = 10 * max(walk, 0.05)                   # floored: were the walk a few ms, noise would rule
+    print(f"\nFIGURE scan {took * 1000:.0f} ms vs bare walk {walk * 1000:.0f} ms: {took / walk:.1f}x")
+    assert took <= limit, (f"scanning 1,000 folders took {took * 1000:.0f} ms, walking them bare {walk * 1000:.0f} ms: "
+                           f"{took / walk:.1f}x; the limit is 10x the walk (floored at 50 ms): {limit * 1000:.0f} ms")
 
 
 # ------------------------------------------------------------------------------ the page
