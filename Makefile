@@ -1,6 +1,7 @@
 # Two commands set everything up on a fresh machine:
 #   make run    create .venv, install, start the app on http://localhost:8501
 #   make test   create .venv, install, run the whole test suite (browser tests included)
+# (`make test-fast`: the tests that start no worker process, the inner loop)
 # (`make setup` alone installs; the project goes in editable, `pip install -e .`, with the `tlens`
 # command in .venv/bin: tlens app | compile | diff | profile)
 # and one more for CI:
@@ -29,7 +30,7 @@ OLDEST_TRITON ?= triton==3.6.0
 VENV_OLDEST   ?= .venv-oldest
 PY_OLDEST      = $(VENV_OLDEST)/bin/python
 
-.PHONY: run test lint test-oldest setup setup-oldest setup-versions bench clean serve-class editor-bundle
+.PHONY: run test test-fast lint test-oldest setup setup-oldest setup-versions bench clean serve-class editor-bundle
 
 $(VENV)/.installed: requirements.txt pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,6 +66,11 @@ endif
 
 test: setup
 	$(PY) -m pytest -q
+
+# The inner loop: every test that starts no process of the project (no compile worker, sandbox,
+# CLI or Streamlit server: the `workers` marker, tests/conftest.py), in about a minute
+test-fast: setup
+	$(PY) -m pytest -q -m "not workers"
 
 # ruff (pyproject.toml, [tool.ruff]): pyflakes and bugbear's likely bugs; CI runs it before the tests
 lint: setup

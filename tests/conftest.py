@@ -1,5 +1,7 @@
 import logging
 import os
+import re
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -75,3 +77,79 @@ def no_streamlit_deprecation(request):
         logger.removeHandler(handler)
     if handler.messages and not request.node.get_closest_marker("allow_streamlit_deprecation"):
         pytest.fail("Streamlit deprecation warning(s):\n" + "\n".join(handler.messages))
+
+
+# ---- the `workers` marker: tests that start real processes of the project -----------------------
+# `pytest -m "not workers"` is the fast inner loop. Every test in these rooms starts one (an engine,
+# a sandbox, a Streamlit server and Chromium), and so does every test that asks for the `engine`
+# fixture or runs a page in AppTest (the explorer starts its warm compile worker on first load, and
+# the server's one Lens outlives the test: who starts it depends on the order); elsewhere a test
+# says so itself (`pytestmark = pytest.mark.workers`, or on the test).
+WORKER_ROOMS = ("sandbox", "browser")
+# a process of the project: `python -m inspectors...` (a compile or benchmark worker, a SASS job,
+# the CLI), `python -m streamlit`, or the installed `tlens` / `streamlit` commands
+_PROJECT_PROCESS = re.compile(r"(?:^|\s)-m\s+(?:inspectors|streamlit)\b|(?:^|/)(?:tlens|streamlit)(?:\s|$)")
+
+
+def starts_project_process(args) -> str | None:
+    """The command line, where `args` (as Popen takes them) starts a process of the project."""
+    cmd = " ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args)
+    return cmd[:300] if _PROJECT_PROCESS.search(cmd) else None
+
+
+@pytest.hookimpl(tryfirst=True)            # before -m deselects by the marks
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if Path(str(item.fspath)).parent.name in WORKER_ROOMS or "engine" in getattr(item, "fixturenames", ()) \
+                or _runs_a_page(item):
+            item.add_marker(pytest.mark.workers)
+
+
+def _runs_a_page(item) -> bool:
+    """Whether the test, or a function of its module it calls, makes an AppTest."""
+    import inspect
+
+    def makes_one(fn) -> bool:
+        try:
+            return "AppTest.from_" in inspect.getsource(fn)
+        except (OSError, TypeError):
+            return False
+    fn = getattr(item, "function", None)
+    if fn is None:
+        return False
+    module = inspect.getmodule(fn)
+    helpers = [getattr(module, name, None) for name in fn.__code__.co_names]
+    return makes_one(fn) or any(inspect.isfunction(h) and h.__module__ == fn.__module__ and makes_one(h)
+                                for h in helpers)
+
+
+# In a run that leaves the `workers` tests out, an unmarked test that starts a process of the
+# project fails: its marker is missing, and the fast loop would not stay fast.
+_watch = {"on": False, "started": []}
+_popen_init = subprocess.Popen.__init__
+
+
+def _watched_init(self, args, *a, **k):
+    if _watch["on"] and (cmd := starts_project_process(args)):
+        _watch["started"].append(cmd)
+    return _popen_init(self, args, *a, **k)
+
+
+def pytest_configure(config):
+    if re.search(r"\bnot\s+workers\b", config.option.markexpr or ""):
+        subprocess.Popen.__init__ = _watched_init
+
+
+@pytest.fixture(autouse=True)
+def unmarked_tests_start_no_workers(request):
+    if subprocess.Popen.__init__ is not _watched_init or request.node.get_closest_marker("workers"):
+        yield
+        return
+    _watch["on"], _watch["started"] = True, []
+    try:
+        yield
+    finally:
+        _watch["on"] = False
+    if _watch["started"]:
+        pytest.fail("this test starts a process of the project; mark it `workers` "
+                    "(pytestmark = pytest.mark.workers):\n" + "\n".join(_watch["started"]))

@@ -6,6 +6,9 @@ from apptest_panels import kinds, page_state, panels, selected, text
 from conftest import ROOT, SNIPPETS
 from editor_helpers import editor
 
+# every test here starts a compile worker or the CLI (tests/conftest.py)
+pytestmark = pytest.mark.workers
+
 APP = str(ROOT / "app" / "main.py")
 
 

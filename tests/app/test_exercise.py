@@ -72,6 +72,7 @@ def _page(step: int) -> AppTest:
     return at
 
 
+@pytest.mark.workers
 def test_the_page_checks_an_edit_and_keeps_it():
     step, _ = _exercise("fusion")
     at = _page(step)

@@ -6,6 +6,9 @@ from streamlit.testing.v1 import AppTest
 from conftest import ROOT
 from inspectors.explain import coarsening
 
+# every test here starts a compile worker or the CLI (tests/conftest.py)
+pytestmark = pytest.mark.workers
+
 APP = str(ROOT / "app" / "main.py")
 
 

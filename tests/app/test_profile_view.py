@@ -98,6 +98,7 @@ def test_few_samples_are_said_with_their_uncertainty():
     assert profile_view._spread(10_000) == 1
 
 
+@pytest.mark.workers
 def test_bank_conflicts_predicted_beside_measured(monkeypatch):
     """The committed H100 profile of the unswizzled Gluon buffer: its read line, 32-way predicted
     from the PTX compiled here and 32-way measured by ncu, in the hottest-lines expander's table."""

@@ -13,6 +13,9 @@ from inspectors.base.result import MAX_PROJECT_BYTES, MAX_PROJECT_FILES, Compile
 from inspectors.store import workspace as workspace_mod
 from inspectors.store.results import request_key
 
+# every test here starts a compile worker or the CLI (tests/conftest.py)
+pytestmark = pytest.mark.workers
+
 APP = str(ROOT / "app" / "main.py")
 VADD = (SNIPPETS / "vadd.py").read_text()
 DRIVER = VADD.replace("import torch\n", "import torch\nfrom vadd_helpers import block\n", 1)

@@ -223,6 +223,7 @@ needs_no_gpu = pytest.mark.skipif("_has_gpu()", reason="the no-GPU path")
 
 
 @needs_no_gpu
+@pytest.mark.workers
 def test_no_gpu_checks_on_the_interpreter_and_times_nothing():
     seen = []
     result = bench_worker.run_benchmark(BenchRequest("vector_add", sweep=True), seen.append, timeout=120)
@@ -235,6 +236,7 @@ def test_no_gpu_checks_on_the_interpreter_and_times_nothing():
 
 
 @needs_no_gpu
+@pytest.mark.workers
 def test_a_wrong_draft_is_a_mismatch_with_no_timing():
     src = kernels.get("vector_add").source().replace("x + y, mask=mask", "x - y, mask=mask")
     result = bench_worker.run_benchmark(BenchRequest("vector_add", source=src), timeout=120)
@@ -243,6 +245,7 @@ def test_a_wrong_draft_is_a_mismatch_with_no_timing():
 
 
 @needs_no_gpu
+@pytest.mark.workers
 def test_a_faulting_kernel_is_reported_and_the_next_run_works():
     bad = bench_worker.run_benchmark(BenchRequest("bench_fault", source=(SNIPPETS / "bench_fault.py").read_text()),
                                      timeout=120)
@@ -252,11 +255,13 @@ def test_a_faulting_kernel_is_reported_and_the_next_run_works():
     assert good.ok and good.mode == "interpreter"
 
 
+@pytest.mark.workers
 def test_a_file_without_a_benchmark_or_check_is_a_usage_error():
     result = bench_worker.run_benchmark(BenchRequest("plain", source="import triton\n"), timeout=120)
     assert result.error and result.error.kind == "usage" and "bench_inputs" in result.error.message
 
 
+@pytest.mark.workers
 def test_a_runaway_worker_is_stopped_at_its_time_limit():
     """The job asks for 120 s; its 3 s limit stops it. Behaviour, not a wall-clock figure: the error
     is the timeout's, and the call (killing the worker included) came back in a small fraction of
@@ -347,6 +352,7 @@ def test_main_registers_the_benchmark_page():
 
 
 @needs_no_gpu
+@pytest.mark.workers
 def test_page_without_gpu_checks_and_says_timing_needs_a_gpu():
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(PAGE, default_timeout=120).run()
@@ -366,6 +372,7 @@ def bench_view_tables():
     return [p for p in (ROOT / "assets" / "bench").glob("*.json") if "table" in json.loads(p.read_text())]
 
 
+@pytest.mark.workers
 def test_page_renders_a_gpu_result():
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(PAGE, default_timeout=120)

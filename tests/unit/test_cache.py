@@ -172,6 +172,7 @@ def test_scan_of_thousands_is_quick(tmp_path):
 
 # ------------------------------------------------------------------------------ the page
 
+@pytest.mark.workers
 def test_page_opens_a_fixture_kernel_in_the_viewer():
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app" / "views" / "caches.py"), default_timeout=120)

@@ -7,6 +7,9 @@ import pytest
 
 from conftest import ROOT, SNIPPETS
 
+# every test here starts a compile worker or the CLI (tests/conftest.py)
+pytestmark = pytest.mark.workers
+
 
 def cli(*args, timeout=180):
     p = subprocess.run([sys.executable, "-m", "inspectors", *map(str, args)], cwd=ROOT,

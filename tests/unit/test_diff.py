@@ -248,6 +248,7 @@ def cli(*args, timeout=300):
     return p.returncode, p.stdout, p.stderr
 
 
+@pytest.mark.workers
 def test_cli_diff_one_file_two_option_sets_json():
     code, out, err = cli("diff", ROOT / "kernels" / "vector_add.py", "--target", "cuda:90",
                          "--a-constexpr", "BLOCK_SIZE=128", "--b-constexpr", "BLOCK_SIZE=1024", "--json")
@@ -263,6 +264,7 @@ def test_cli_diff_one_file_two_option_sets_json():
     assert len(data["launches"]) == data["launches_a"] == 3
 
 
+@pytest.mark.workers
 def test_cli_diff_two_files_text_and_show(tmp_path):
     b = tmp_path / "vadd.py"
     b.write_text((SNIPPETS / "vadd.py").read_text().replace("x + y", "x * y"))
@@ -273,6 +275,7 @@ def test_cli_diff_two_files_text_and_show(tmp_path):
     assert "- \tadd.f32" in out and "+ \tmul.f32" in out
 
 
+@pytest.mark.workers
 def test_cli_diff_errors():
     code, out, _ = cli("diff", SNIPPETS / "vadd.py", SNIPPETS / "syntax_error.py", "--json")
     assert code == 1 and json.loads(out)["error"]["kind"] == "syntax"

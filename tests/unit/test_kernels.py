@@ -3,6 +3,7 @@ the registry lists them without importing torch, and no module does work at impo
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -106,14 +107,38 @@ def _has_gpu() -> bool:
     return torch.cuda.is_available()
 
 
-@pytest.mark.skipif("_has_gpu()", reason="a GPU machine launches for real (test_check_against_torch_on_the_gpu)")
-@pytest.mark.parametrize("slug", EXPECTED)
-def test_check_against_torch_on_the_interpreter(slug):
+@pytest.fixture(scope="module")
+def interpreter_checks() -> tuple[dict, subprocess.CompletedProcess]:
+    """Every library kernel's check() on the CPU interpreter, in one process (one torch import,
+    not nine): slug -> None where it passed, else its traceback."""
     # fix_interpreter: the same Triton 3.6 + numpy >= 2.4 workaround the Benchmark page's
     # no-GPU check runs (a no-op on 3.7 and later)
-    proc = _run("from inspectors.compile import triton_shim; triton_shim.fix_interpreter()\n"
-                f"import importlib; m = importlib.import_module('kernels.{slug}'); m.check()")
-    assert proc.returncode == 0, _explain(proc)
+    proc = _run(textwrap.dedent(f"""
+        import importlib, json, traceback
+        from inspectors.compile import triton_shim
+        triton_shim.fix_interpreter()
+        for slug in {EXPECTED!r}:
+            try:
+                importlib.import_module("kernels." + slug).check()
+                error = None
+            except BaseException:
+                error = traceback.format_exc()
+            print("CHECK " + json.dumps({{"slug": slug, "error": error}}), flush=True)
+    """), timeout=600)
+    results = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("CHECK "):
+            row = json.loads(line[6:])
+            results[row["slug"]] = row["error"]
+    return results, proc
+
+
+@pytest.mark.skipif("_has_gpu()", reason="a GPU machine launches for real (test_check_against_torch_on_the_gpu)")
+@pytest.mark.parametrize("slug", EXPECTED)
+def test_check_against_torch_on_the_interpreter(slug, interpreter_checks):
+    results, proc = interpreter_checks
+    assert slug in results, f"the checks' process ended before {slug}:\n" + _explain(proc)
+    assert results[slug] is None, results[slug]
 
 
 @pytest.mark.skipif("not _has_gpu()", reason="needs a CUDA GPU (without one, the interpreter checks the kernels)")

@@ -185,6 +185,7 @@ def test_slices_match_triton(triton_layouts):
         check_against_triton(triton_layouts[_key(spec, shape)], ours, shape)
 
 
+@pytest.mark.workers
 def test_swizzled_shared_matches_triton():
     """Triton's shared linear layout maps offset -> (row, col); ours maps (row, col) -> offset."""
     cases = ((8, 1, 8, 64, 64), (4, 2, 4, 32, 32), (1, 1, 1, 16, 16))
@@ -209,6 +210,7 @@ def test_swizzled_shared_matches_triton():
             assert ours.offset(r, c, cols) == offset
 
 
+@pytest.mark.workers
 def test_a_crash_in_triton_fails_the_test_not_the_run():
     """The probe process dies on a bad query; the test process lives and is told why."""
     with pytest.raises(layout_probe.ProbeCrash) as e:

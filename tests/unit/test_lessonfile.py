@@ -132,6 +132,7 @@ def test_a_teachers_folder_adds_replaces_and_reports(tmp_path):
     assert store.kernel_path(found.get("loads"), "my_add.py") == tmp_path / "my_add.py"
 
 
+@pytest.mark.workers
 def test_the_page_draws_a_teachers_lesson_and_reports_a_broken_file(tmp_path, monkeypatch):
     (tmp_path / "loads.md").write_text(TEACHER)
     (tmp_path / "my_add.py").write_text(MY_ADD)

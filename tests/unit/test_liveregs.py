@@ -34,6 +34,7 @@ def test_life_ranges_pair_with_the_line_info_by_offset():
 
 
 @pytest.mark.skipif(sass.nvidia_tool("nvdisasm") is None, reason="this triton wheel has no nvdisasm")
+@pytest.mark.workers
 def test_a_spilling_kernel_names_its_peak_and_spill_lines():
     code, out, err = cli("compile", SNIPPETS / "why" / "spill.py", "--target", "cuda:90", "--json", "--timeout", "300",
                          timeout=400)

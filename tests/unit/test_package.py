@@ -30,6 +30,7 @@ def _lists_commands(text: str) -> list[str]:
 
 @pytest.mark.skipif(not _installed(), reason="the project is not pip-installed here (the GPU machine puts the "
                                              "checkout on PYTHONPATH: benchmarks/gpu_suite.sh)")
+@pytest.mark.workers
 def test_tlens_help_lists_the_commands():
     tlens = Path(sys.executable).parent / "tlens"
     assert tlens.exists(), f"no tlens beside {sys.executable}: run make setup (pip install -e .)"

@@ -117,6 +117,7 @@ def test_ptxas_error_message_is_shown(broken_engine):
     assert "--gpu-name=sm_80 " in r.error.command
 
 
+@pytest.mark.workers
 def test_llvm_abort_keeps_the_stages_before_it(broken_engine):
     _, eng = broken_engine
     r = eng.compile(CompileRequest(source=BAD_ASM, filename="bad_asm.py", target="cuda:90"), timeout=120)
@@ -133,6 +134,7 @@ def test_llvm_abort_keeps_the_stages_before_it(broken_engine):
     assert "ptx" in again.kernels[0].stages
 
 
+@pytest.mark.workers
 def test_cli_json_holds_the_stages_made_and_names_the_failing_one(broken_ptxas, tmp_path):
     folder, env = broken_ptxas
     (folder / "mode").write_text("segv")
@@ -216,6 +218,7 @@ def test_nvdisasm_failure_names_the_command():
     assert "nvdisasm failed" in e.value.message
 
 
+@pytest.mark.workers
 def test_page_shows_made_stages_and_the_error_in_the_failing_panel(broken_engine):
     from streamlit.testing.v1 import AppTest
     folder, eng = broken_engine

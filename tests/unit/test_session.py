@@ -14,6 +14,9 @@ from inspectors.explain.delta import headline as figures_headline
 from inspectors.session import compare, insights, records
 from inspectors.session.lens import Lens
 
+# every test here starts a compile worker or the CLI (tests/conftest.py)
+pytestmark = pytest.mark.workers
+
 
 @pytest.fixture(scope="module")
 def lens(tmp_path_factory):

@@ -178,6 +178,7 @@ def test_a_callback_that_raises_leaves_the_compile_whole(engine):
     assert result.ok and len(result.kernels) == 3 and calls == [3]     # called once, then not again
 
 
+@pytest.mark.workers
 def test_cli_jsonl_streams_launches_kernels_then_the_result(tmp_path):
     env = {**os.environ, "TLENS_TRITON_CACHE_DIR": str(tmp_path / "cache")}
     p = subprocess.run([sys.executable, "-m", "inspectors", "compile", str(SNIPPETS / "autotune_prune.py"), "--jsonl"],
@@ -192,6 +193,7 @@ def test_cli_jsonl_streams_launches_kernels_then_the_result(tmp_path):
     assert events[-1]["kernels"][0]["stages"]["ptx"] == next(e for e in kernels if e["launch"] == 0)["kernel"]["stages"]["ptx"]
 
 
+@pytest.mark.workers
 def test_cli_jsonl_error_is_one_result_line():
     p = subprocess.run([sys.executable, "-m", "inspectors", "compile", str(SNIPPETS / "syntax_error.py"), "--jsonl"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -199,6 +201,7 @@ def test_cli_jsonl_error_is_one_result_line():
     assert p.returncode == 1 and events[-1]["event"] == "result" and events[-1]["error"]["kind"] == "syntax"
 
 
+@pytest.mark.workers
 def test_who_waits_for_the_same_compile_sees_its_progress(tmp_path, monkeypatch):
     """A page's rerun (Streamlit stops a run at a click, and starts another) asks for the compile
     the stopped run started: it waits for that one and is shown its launches as they come."""

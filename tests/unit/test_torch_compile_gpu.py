@@ -112,6 +112,7 @@ def test_the_committed_gpu_run_matches_the_fixture():
 
 
 @pytest.mark.skipif(bool(torch_compile_gpu.gpu_probe()), reason="this machine has a GPU")
+@pytest.mark.workers
 def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
     fn = tmp_path / "fn.py"
     fn.write_text(torch_compile_gpu.EXAMPLES["bias_add_relu"])
@@ -124,6 +125,7 @@ def test_runner_says_plainly_that_it_needs_a_gpu(tmp_path):
 
 
 
+@pytest.mark.workers
 def test_page_without_gpu_still_opens_the_copied_cache():
     from streamlit.testing.v1 import AppTest
     at = AppTest.from_file(str(ROOT / "app" / "views" / "caches.py"), default_timeout=120)

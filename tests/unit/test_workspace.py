@@ -168,6 +168,7 @@ def _app() -> AppTest:
     return app
 
 
+@pytest.mark.workers
 def test_edits_and_history_survive_an_app_restart(workspace_dir):
     library = (ROOT / "kernels" / "vector_add.py").read_bytes()
     app = _app()
@@ -196,6 +197,7 @@ def test_edits_and_history_survive_an_app_restart(workspace_dir):
     assert again.subheader[0].value.startswith("loads v1 → v4")
 
 
+@pytest.mark.workers
 def test_compare_with_previous_button(workspace_dir):
     app = _app()
     app.selectbox(key="picker").set_value("vector_add").run()
