@@ -8,11 +8,11 @@
 #
 #   TLENS_COMMIT=<hash> bash benchmarks/gpu_suite.sh   # the commit, written out: the tree
 #                                                     # travels without .git
-# The whole suite takes ~850 s there: run it as three calls,
-# TLENS_SUITE_ARGS="tests/unit/test_[a-k]*.py" (~370 s: the slow CLI, diff, Inductor, insight and
-# kernel-launch tests), TLENS_SUITE_ARGS="tests/unit/test_[l-z]*.py" (~230 s) and
-# TLENS_SUITE_ARGS="tests/app tests/sandbox tests/browser" (~270 s: the compile engine's pool and
-# sandbox tests and the AppTest pages; browser tests skip there).
+# The whole suite runs as two calls, each within the device tool's 600 s (their last times: docs/09):
+# TLENS_SUITE_ARGS="tests/unit/test_[a-k]*.py" (the slow CLI, diff, Inductor, insight and
+# kernel-launch tests), then TLENS_SUITE_ARGS="tests/unit/test_[l-z]*.py tests/app tests/sandbox tests/browser"
+# (the compile engine's pool and sandbox tests and the AppTest pages; browser and sandbox tests skip there).
+# The wheels to carry: the header of benchmarks/results/gpu_suite.txt lists them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-suite}
