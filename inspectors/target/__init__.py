@@ -5,7 +5,7 @@ The product's promise is "compile for a GPU you do not have": a library asks the
 before it picks a kernel, Inductor and AOTAutograd pick their lowering by the tensors' device,
 autocast casts only CUDA tensors. Each module answers one of those questions as the target would.
 The worker enters the view around a job (inspectors.compile.worker_main); torch.compile for the
-target (inspectors.compile.torch_compile_target) installs the Inductor and attention rules. On a
+target (inspectors.compile.torch_compile_target) installs the Inductor, attention and dtype rules. On a
 machine with a GPU nothing here is entered: the real GPU answers.
 
     gpus              the targets' figures: what each GPU says about itself (name, capability,
@@ -15,6 +15,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
     cuda_probes       the small CUDA probes libraries make: streams, events, device contexts,
                       generators, the device-properties object, torch.version.cuda.
     library_ops       a library's own ops in the view: custom ops' kernels, ATen CUDA registrations.
+    cuda_dtypes       ops whose CUDA kernel takes dtypes the CPU's refuses (histc on integers),
+                      answered as CUDA's: eager, while traced, and in the CPU graph that runs.
     autocast          torch.autocast("cuda") casting the view's tensors by CUDA autocast's policy.
     attention         attention as the GPU picks it: SDPA's flash / memory-efficient kernel in a
                       compiled graph, FlexAttention's options and strides.

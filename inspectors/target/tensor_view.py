@@ -39,12 +39,29 @@ import os
 import weakref
 
 from inspectors.base.targets import Target
-from inspectors.target import autocast, cuda_probes, gpus, library_ops
+from inspectors.target import autocast, cuda_dtypes, cuda_probes, gpus, library_ops
 
 
 def needed(target: Target) -> bool:
     import torch
     return not torch.cuda.is_available() and gpus.for_target(target.key) is not None
+
+
+def _deepcopy(t, memo: dict, on_target):
+    """`copy.deepcopy` of a tensor of the view: torch's default copies a subclass only where its
+    new_empty gives that subclass (the view's mode is off while it runs: a plain tensor). The
+    copy is made of the plain tensor and put on the target; its attributes are copied too."""
+    import copy
+
+    import torch
+    if id(t) in memo:
+        return memo[id(t)]
+    plain = torch.Tensor._make_subclass(torch.Tensor, t, t.requires_grad) if t.is_leaf else t.as_subclass(torch.Tensor)
+    made = on_target(copy.deepcopy(plain, {}))
+    memo[id(t)] = made
+    for name, value in vars(t).items():
+        setattr(made, name, copy.deepcopy(value, memo))
+    return made
 
 
 def _tensor_class():
@@ -122,6 +139,10 @@ class TargetView:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
                     args = tuple(cuda_probes.on_cpu(a) for a in args)
+                if func is torch.Tensor.__deepcopy__:           # copy.deepcopy(model): a copy on the target
+                    return _deepcopy(args[0], args[1] if len(args) > 1 else kwargs.get("memo", {}), on_target)
+                if (out := cuda_dtypes.eager(func, args, kwargs)) is not NotImplemented:
+                    return on_target(out) if type(out) is torch.Tensor else out
                 opdef = library_ops.custom_op(func)
                 out = library_ops.backends_in_view(opdef, self, func, args, kwargs) if opdef else func(*args, **kwargs)
                 if type(out) is torch.Tensor:

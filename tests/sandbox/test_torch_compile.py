@@ -244,3 +244,15 @@ def test_a_liger_op_in_compiled_code_is_one_graph(engine, snippet):
     assert graphs.get("_rms_norm_forward_kernel") == "forward", graphs
     assert graphs.get("_rms_norm_backward_kernel") == "backward", graphs
     assert {g for g in graphs.values()} == {"forward", "backward"}, graphs
+
+
+def test_a_moe_routers_step_with_histc_and_a_deep_copy(engine, snippet):
+    """A MoE layer routed as Qwen3-MoE routes (tokens per expert counted by histc on int32 ids,
+    which CUDA's kernel takes and the CPU's refuses), compiled after a deep copy of the model,
+    forward and backward: it compiles, and the router's kernels name its lines."""
+    r = _compile(engine, snippet, "moe_routing.py")
+    graphs = {k.origin["graph"] for k in r.kernels}
+    assert graphs == {"forward", "backward"}, graphs
+    softmax = [k for k in r.kernels if "softmax" in k.name and k.origin["graph"] == "forward"]
+    assert softmax and all(k.origin["lines"] == {"moe_routing.py": [20]} for k in softmax), [k.origin for k in softmax]
+    assert any("eq" in k.name and 22 in k.origin["lines"]["moe_routing.py"] for k in r.kernels)

@@ -100,6 +100,72 @@ def test_streams_and_events_are_answered_and_timing_is_refused_by_name():
     assert (torch.cuda.Stream, torch.cuda.Event, torch.cuda.stream) == before
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_a_model_deep_copied_on_the_target_is_a_model_on_the_target():
+    """copy.deepcopy of a model (an EMA or reference copy): torch's default refuses a tensor
+    subclass whose new_empty gives a plain tensor; in the view the copy is on the target, its
+    own memory, leaves with their own gradients, attributes copied."""
+    import copy
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.LayerNorm(8)).cuda()
+        model[0].weight.tag = "first"
+        twin = copy.deepcopy(model)
+        w, v = model[0].weight, twin[0].weight
+        assert v.is_cuda and v.is_leaf and v.requires_grad and torch.equal(v, w) and v.data_ptr() != w.data_ptr()
+        assert v.tag == "first"
+        twin(torch.randn(4, 8, device="cuda")).sum().backward()
+        assert v.grad is not None and w.grad is None
+        shared = torch.ones(3, device="cuda")
+        pair = copy.deepcopy([shared, shared])           # the memo: one copy of one tensor
+        assert pair[0] is pair[1] and pair[0].is_cuda
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_histc_takes_integers_as_cudas_does():
+    """A MoE router counts tokens per expert with histc on int32 ids: CUDA's kernel takes them,
+    the CPU's does not ("histogram_cpu" not implemented for 'Int'). In the view: CUDA's answer,
+    the counts in the input's dtype; floats as before."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    ids = torch.randint(0, 8, (512,), dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="histogram_cpu"):
+        torch.histc(ids, bins=8, min=0, max=7)
+    want = torch.bincount(ids.long(), minlength=8)
+    with tensor_view.TargetView(parse("cuda:90")):
+        x = ids.cuda()
+        for counts in (torch.histc(x, bins=8, min=0, max=7), x.histc(bins=8, min=0, max=7),
+                       torch.ops.aten.histc.default(x, 8, 0, 7)):
+            assert counts.dtype == torch.int32 and counts.is_cuda and counts.tolist() == want.tolist()
+        f = torch.histc(x.float(), bins=8, min=0, max=7)
+        assert f.dtype == torch.float32 and f.tolist() == want.float().tolist()
+
+
+def test_fake_cpu_tensors_take_histc_on_integers_while_traced():
+    """Dynamo's and AOTAutograd's fake tensors are the CPU's: histc's meta function refuses an
+    integer input there. While torch.compile traces, the meta answers as CUDA's; after, as before."""
+    from torch._dispatch.python import enable_python_dispatcher      # as Dynamo runs fake tensors
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from inspectors.target import cuda_dtypes
+
+    def histc_of_fake_ints():
+        with enable_python_dispatcher(), FakeTensorMode() as mode:
+            return torch.histc(mode.from_tensor(torch.zeros(64, dtype=torch.int32)), bins=8, min=0, max=7)
+    undo: list = []
+    cuda_dtypes.install_tracing(undo)
+    try:
+        counts = histc_of_fake_ints()
+        assert counts.shape == (8,) and counts.dtype == torch.int32
+    finally:
+        for back in undo:
+            back()
+    with pytest.raises(RuntimeError, match="histogram_cpu"):
+        histc_of_fake_ints()
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_the_real_gpu_agrees_with_the_table():
     props = torch.cuda.get_device_properties(0)
