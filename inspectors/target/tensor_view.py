@@ -47,6 +47,15 @@ def needed(target: Target) -> bool:
     return not torch.cuda.is_available() and gpus.for_target(target.key) is not None
 
 
+def _alias_only(t) -> bool:
+    """Whether the view's tensor `t` is only the alias that put a CPU tensor on the target (its
+    base: the same elements, and no view itself), not a view the code made. Called in the mode's
+    handler, where `_base` is the plain tensor's."""
+    base = t._base
+    return base is not None and not base._is_view() and base.shape == t.shape and base.stride() == t.stride() \
+        and base.storage_offset() == t.storage_offset() and base.dtype == t.dtype
+
+
 def _deepcopy(t, memo: dict, on_target):
     """`copy.deepcopy` of a tensor of the view: torch's default copies a subclass only where its
     new_empty gives that subclass (the view's mode is off while it runs: a plain tensor). The
@@ -139,6 +148,11 @@ class TargetView:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
                     args = tuple(cuda_probes.on_cpu(a) for a in args)
+                if (func is torch.Tensor._is_view or getattr(func, "__self__", None) is torch.Tensor._base) \
+                        and isinstance(args[0], TargetTensor) and _alias_only(args[0]):
+                    # a tensor put on the target is an alias of the CPU tensor (as_subclass): not a
+                    # view of the user's (torch.export walks `_base`: each wrap was a new view)
+                    return False if func is torch.Tensor._is_view else None
                 if func is torch.Tensor.__deepcopy__:           # copy.deepcopy(model): a copy on the target
                     return _deepcopy(args[0], args[1] if len(args) > 1 else kwargs.get("memo", {}), on_target)
                 if (out := cuda_dtypes.eager(func, args, kwargs)) is not NotImplemented:

@@ -166,6 +166,25 @@ def test_fake_cpu_tensors_take_histc_on_integers_while_traced():
         histc_of_fake_ints()
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_a_tensor_on_the_target_is_no_view_of_its_own_stand_in():
+    """Putting a CPU tensor on the target makes an alias of it; that alias is not a view the code
+    made: `_is_view()` is False and `_base` None (torch.export walked `_base`, and each access made
+    a new alias: a RecursionError). A view the code makes still has its base, on the target."""
+    from torch._subclasses.meta_utils import MetaTensorDescriber
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        x = torch.randn(8, 16, device="cuda")
+        assert not x._is_view() and x._base is None
+        tail = x[1:]
+        assert tail._is_view() and tail._base.is_cuda and not tail._base._is_view()
+        assert torch.equal(tail._base, x)
+        described = MetaTensorDescriber().describe_tensor(tail)       # what export and fakes do
+        assert described.base is not None and described.base.base is None
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_the_real_gpu_agrees_with_the_table():
     props = torch.cuda.get_device_properties(0)
