@@ -8,7 +8,7 @@ line (`rows`).
 
     presence.seen(engines, key, user, address)      # every run of a student's page
     with presence.accounted(key): page.run()        # the run's server CPU, charged to them
-    presence.rows(engines)                          # one row per student: server CPU, memory, sandbox
+    presence.rows(engines, me, teacher)             # your row (a teacher: every student's)
 """
 from __future__ import annotations
 
@@ -151,10 +151,11 @@ def held_bytes(root, budget: int = 20_000) -> int:
     return total
 
 
-def rows(engines, me: str = "") -> list[dict]:
-    """One row per student seen: the server's CPU for their runs and what their session keeps,
-    and their own sandbox's memory (its cgroup's) where they have one. Students are shown by a
-    short hash of their name (every student may open this panel), `me` by name."""
+def rows(engines, me: str = "", teacher: bool = False) -> list[dict]:
+    """One row per student seen: the server CPU for their runs and what their session keeps,
+    and their own sandbox's memory (its cgroup's) where they have one. A student is shown their
+    own row only (no label of another, hashed or not: a class roster would reverse a hash); a
+    teacher (settings.teachers) every student's, by name."""
     sandboxes = {}
     for engine in engines.started():
         if engine.own is not None:
@@ -163,19 +164,23 @@ def rows(engines, me: str = "") -> list[dict]:
         students = {k: dataclasses.replace(s, tabs=dict(s.tabs)) for k, s in _students.items()}
     out = []
     for key in sorted(set(students) | set(sandboxes)):
+        if key != me and not teacher:
+            continue
         s, own = students.get(key, _Student()), sandboxes.get(key)
         cgroup = getattr(own["worker"], "cgroup", None) if own else None
         memory = cgroup.memory_bytes() if cgroup is not None else None
-        out.append({"student": f"{_short(key)} (you)" if key == me else _hashed(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
+        out.append({"student": f"{_short(key)} (you)" if key == me else _short(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
                     "server CPU s": round(s.cpu_s, 2), "server KB (session)": round(s.held_bytes / 1024, 1),
                     "sandbox": ("compiling" if own["busy"] else f"idle {own['idle_s']:.0f} s") if own else "none",
                     "sandbox MB": round(memory / 2**20, 1) if memory is not None else None})
     return out
 
 
-def _hashed(key: str) -> str:
-    import hashlib
-    return "student " + hashlib.sha256(key.encode()).hexdigest()[:8]
+def is_teacher(who: str, settings) -> bool:
+    """Whether `who` (services.who(): "user:NAME" for a proxy's user) is a teacher named in the
+    settings; a browser's cookie never is."""
+    kind, _, name = who.partition(":")
+    return kind == "user" and not name.startswith("browser:") and name in settings.teachers
 
 
 def _short(key: str) -> str:

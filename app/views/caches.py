@@ -75,10 +75,12 @@ def _server_status() -> None:
                        f"({pool['own']['busy']} compiling; {pool['own']['started']} started, "
                        f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
                     + f"Result cache, shared by every session: {size.describe()}")
-        students = presence.rows(services.lens().engines, services.who())
-        if "own" in pool and students:       # a class server: who holds what
-            st.caption(f"Per student ({len(students)}): the server's CPU for their page runs, what their session "
-                       "keeps in its memory (an estimate), their own sandbox and its memory")
+        teacher = presence.is_teacher(services.who(), settings_mod.load())
+        students = presence.rows(services.lens().engines, services.who(), teacher=teacher)
+        if "own" in pool and students:       # a class server: what each holds (a student: their own)
+            st.caption((f"Per student ({len(students)}, as a teacher sees them)" if teacher else "Your session")
+                       + ": the server's CPU for the page's runs, what the session keeps in its memory "
+                       "(an estimate), the own sandbox and its memory")
             st.dataframe(students, hide_index=True, width="stretch")
         if st.button("Clear the result cache", key="clear_results",
                      help="Every session compiles again on its next Compile; the Triton cache is kept"):

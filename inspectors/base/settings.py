@@ -15,6 +15,7 @@
 | TLENS_SESSION_JOBS         | 2                               | compiles one session may have queued/running |
 | TLENS_USER_HEADER          | (unset)                         | header naming the user (set by an auth proxy): one workspace each |
 | TLENS_CLASS                | 0                               | 1: one workspace per browser even without the header |
+| TLENS_TEACHERS             | (none)                          | user names (the proxy's) who see every student's row on the Caches page; a student sees only their own |
 | TLENS_SANDBOX              | 1 with TLENS_CLASS, else 0      | 1: every process that runs a user's file runs in bubblewrap |
 | TLENS_UNSANDBOXED_CLASS    | 0                               | 1: a class server may run students' code unsandboxed (a trusted room only) |
 | TLENS_SCRATCH_MB           | 1024                            | disk a sandboxed job may fill in its scratch folder |
@@ -68,6 +69,7 @@ class Settings:
     workers: int = 1
     session_jobs: int = 2
     user_header: str = ""
+    teachers: tuple[str, ...] = ()    # proxy user names who see every student's row (TLENS_TEACHERS)
     per_user_workspaces: bool = False
     straggler_s: float = 3.0         # a compile running longer may be a hang: a spare starts beside it
     sandbox: bool = False            # user code runs in bubblewrap (inspectors/process/sandbox.py)
@@ -147,6 +149,7 @@ def _load(_env_key: tuple) -> Settings:
         workers=int(env("TLENS_WORKERS") or default_workers()),
         session_jobs=int(env("TLENS_SESSION_JOBS", "2")),
         user_header=env("TLENS_USER_HEADER", ""),
+        teachers=tuple(n for n in env("TLENS_TEACHERS", "").replace(",", " ").split() if n),
         per_user_workspaces=env("TLENS_CLASS", "0") == "1" or bool(env("TLENS_USER_HEADER")),
         straggler_s=float(env("TLENS_STRAGGLER_S", "3")),
         sandbox=env("TLENS_SANDBOX", "1" if (env("TLENS_CLASS", "0") == "1" or env("TLENS_USER_HEADER")) else "0") == "1",

@@ -388,13 +388,47 @@ def test_the_status_line_shows_what_each_student_holds():
     w.cgroup = Cg()
     presence._students.clear()
     presence._students["user:ann"] = presence._Student(tabs={}, cpu_s=1.5, runs=3, held_bytes=2 << 20)
-    assert presence.rows(Engines(own))[0]["student"].startswith("student ")    # others: a hash
+    assert presence.rows(Engines(own)) == []                  # another student sees no row of hers
     rows = presence.rows(Engines(own), me="user:ann")
     assert rows == [{"student": "ann (you)", "tabs": 0, "runs": 3, "server CPU s": 1.5, "server KB (session)": 2048.0,
                      "sandbox": "compiling", "sandbox MB": 300.0}]
     assert presence.held_bytes({"a": "x" * 1000, "b": ("y" * 500, b"z" * 24)}) >= 1524
     presence._students.clear()
     own.close()
+
+
+def test_no_student_learns_of_another_from_the_panel_and_a_teacher_sees_all():
+    """The per-student panel labelled others sha256("user:user:NAME")[:8], with no secret: any
+    student could hash the class roster and watch who compiles. A student now sees their own row
+    only, no label of anyone else in any form; a teacher named in TLENS_TEACHERS sees everyone."""
+    import hashlib
+    import json
+
+    from app.backend import presence
+    from inspectors.base import settings as settings_mod
+
+    class Engines:
+        def started(self):
+            return []
+
+    presence._students.clear()
+    roster = ["ann", "ben", "chloe"]
+    for i, name in enumerate(roster):
+        presence._students[f"user:{name}"] = presence._Student(tabs={}, cpu_s=0.5 * i, runs=i + 1, held_bytes=1024)
+    try:
+        seen_by_ben = json.dumps(presence.rows(Engines(), me="user:ben", teacher=False))
+        assert [r["student"] for r in presence.rows(Engines(), me="user:ben")] == ["ben (you)"]
+        for name in ("ann", "chloe"):            # the roster attack: every hash a label could be
+            for key in (f"user:{name}", f"user:user:{name}", name):
+                assert hashlib.sha256(key.encode()).hexdigest()[:8] not in seen_by_ben, key
+            assert name not in seen_by_ben
+        settings = settings_mod.load().__class__(**{**vars(settings_mod.load()), "teachers": ("prof",)})
+        assert presence.is_teacher("user:prof", settings) and not presence.is_teacher("user:ben", settings)
+        assert not presence.is_teacher("session:prof", settings)       # a browser's cookie is never one
+        teacher = presence.rows(Engines(), me="user:prof", teacher=presence.is_teacher("user:prof", settings))
+        assert [r["student"] for r in teacher] == roster and [r["runs"] for r in teacher] == [1, 2, 3]
+    finally:
+        presence._students.clear()
 
 
 def test_a_class_opening_its_pages_at_once_gets_every_sandbox_started():
