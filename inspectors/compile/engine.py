@@ -37,6 +37,7 @@ The engine never imports torch or triton: it is safe to use from the Streamlit s
 """
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import dataclasses
 import json
@@ -49,6 +50,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -56,7 +58,7 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, bounded, timings_of
-from inspectors.process import sandbox, scratch
+from inspectors.process import leftovers, sandbox, scratch
 from inspectors.base.triton_installs import TritonEnv
 from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
@@ -87,7 +89,11 @@ class Engine(FairQueue):
         self.session_jobs = max(1, session_jobs or self.settings.session_jobs)
         self.session_running = max(1, session_running or (1 if self.settings.class_mode else self.session_jobs))
         self.straggler_s = self.settings.straggler_s if straggler_s is None else straggler_s
-        self.scratch = Path(tempfile.mkdtemp(prefix="tlens-"))
+        leftovers.sweep()           # what a server that was killed or stopped left: its folders, mounts, cgroups
+        self.scratch = Path(tempfile.mkdtemp(prefix=leftovers.PREFIX))
+        leftovers.mark(self.scratch)
+        # stopped by SIGTERM (Streamlit ends its loop, Python exits): closed; killed: the next start's sweep
+        atexit.register(_close_at_exit, weakref.ref(self))
         self.sandboxed = self.settings.sandbox if sandboxed is None else sandboxed
         if self.sandboxed:
             problem = sandbox.check()
@@ -431,7 +437,12 @@ class Engine(FairQueue):
         if self.own is not None:
             self.own.close()
         self._spawner.shutdown(wait=False)
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        leftovers.release(self.scratch)          # its sandboxes' tmpfs mounts too (rmtree left them mounted)
+
+
+def _close_at_exit(ref) -> None:
+    if (engine := ref()) is not None and not engine._closed:
+        engine.close()
 
 
 RETIRE_AT_CPU = 0.5      # share of RLIMIT_CPU after which a kept worker is replaced

@@ -7,6 +7,8 @@ file, or NVIDIA's tools on the cubin it made). Imports base only.
     scratch     a sandbox's scratch folder with a size the kernel enforces (a tmpfs).
     proclimits  the limits a worker process puts on itself at its start.
     proctree    a process and its descendants, and the memory they hold, read from /proc.
+    leftovers   what an engine made on the host (scratch folders, tmpfs mounts, cgroups), removed
+                at its close, and a dead server's at the next start.
 
 Below read/: the readers of NVIDIA's tools' output run the tool itself (read/sass.py: nvdisasm
 and cuobjdump; read/resources.py: ptxas) on a cubin or PTX a user's job made, and so start it in

@@ -103,6 +103,21 @@ class Cgroup:
             _rmdir(d)
 
 
+def remove_named(prefix: str) -> int:
+    """Every cgroup of ours whose name starts with `prefix` (a dead server's sandboxes'), its
+    processes killed, removed. Returns how many folders went."""
+    gone = 0
+    for base, _limits, _optional in _cgroup_bases():
+        try:
+            found = [d for d in base.iterdir() if d.is_dir() and d.name.startswith(prefix)]
+        except OSError:
+            continue
+        for d in found:
+            Cgroup([d]).kill()
+            gone += not d.exists()
+    return gone
+
+
 def _rmdir(d: Path) -> None:
     try:
         d.rmdir()
