@@ -86,6 +86,9 @@ def no_streamlit_deprecation(request):
 # the server's one Lens outlives the test: who starts it depends on the order); elsewhere a test
 # says so itself (`pytestmark = pytest.mark.workers`, or on the test).
 WORKER_ROOMS = ("sandbox", "browser")
+# fixtures that start an engine, engines of several Triton versions, or a Lens (its engine)
+WORKER_FIXTURES = {"engine", "engines", "lens"}
+MARKED = pytest.StashKey[set]()           # the node ids marked at collection (tests/unit/test_markers.py)
 # a process of the project: `python -m inspectors...` (a compile or benchmark worker, a SASS job,
 # the CLI), `python -m streamlit`, or the installed `tlens` / `streamlit` commands
 _PROJECT_PROCESS = re.compile(r"(?:^|\s)-m\s+(?:inspectors|streamlit)\b|(?:^|/)(?:tlens|streamlit)(?:\s|$)")
@@ -100,9 +103,10 @@ def starts_project_process(args) -> str | None:
 @pytest.hookimpl(tryfirst=True)            # before -m deselects by the marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if Path(str(item.fspath)).parent.name in WORKER_ROOMS or "engine" in getattr(item, "fixturenames", ()) \
+        if Path(str(item.fspath)).parent.name in WORKER_ROOMS or WORKER_FIXTURES & set(getattr(item, "fixturenames", ())) \
                 or _runs_a_page(item):
             item.add_marker(pytest.mark.workers)
+    config.stash[MARKED] = {item.nodeid for item in items if item.get_closest_marker("workers")}
 
 
 def _runs_a_page(item) -> bool:
@@ -140,16 +144,21 @@ def pytest_configure(config):
         subprocess.Popen.__init__ = _watched_init
 
 
-@pytest.fixture(autouse=True)
-def unmarked_tests_start_no_workers(request):
-    if subprocess.Popen.__init__ is not _watched_init or request.node.get_closest_marker("workers"):
-        yield
-        return
-    _watch["on"], _watch["started"] = True, []
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """The watch spans the test's setup (its fixtures, module-scoped ones too), call and teardown."""
+    watching = subprocess.Popen.__init__ is _watched_init and not item.get_closest_marker("workers")
+    _watch["on"], _watch["started"] = watching, []
     try:
         yield
     finally:
         _watch["on"] = False
+
+
+@pytest.fixture(autouse=True)
+def unmarked_tests_start_no_workers(request):
+    yield
     if _watch["started"]:
-        pytest.fail("this test starts a process of the project; mark it `workers` "
-                    "(pytestmark = pytest.mark.workers):\n" + "\n".join(_watch["started"]))
+        started, _watch["started"] = list(_watch["started"]), []
+        pytest.fail("this test (or a fixture it uses) starts a process of the project; mark it `workers` "
+                    "(pytestmark = pytest.mark.workers):\n" + "\n".join(started))

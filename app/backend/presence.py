@@ -45,7 +45,7 @@ _inside = threading.local()
 def seen(engines, key: str, user: str, address: str) -> None:
     """A run of `key`'s page (`user`: whose workspace, app/state/workspace.py; a name the proxy
     gave starts `user:`): their tab noted, their own sandbox started if the proxy names them
-    (a cookie's identity gets one at its first compile: own.Gate)."""
+    (a cookie's identity gets one at its first compile: student_sandboxes.Gate)."""
     ctx = get_script_run_ctx()
     now = time.monotonic()
     with _lock:
@@ -177,10 +177,11 @@ def rows(engines, me: str = "", teacher: bool = False) -> list[dict]:
 
 
 def is_teacher(who: str, settings) -> bool:
-    """Whether `who` (services.who(): "user:NAME" for a proxy's user) is a teacher named in the
-    settings; a browser's cookie never is."""
-    kind, _, name = who.partition(":")
-    return kind == "user" and not name.startswith("browser:") and name in settings.teachers
+    """Whether `who` (services.who(): "user:user:NAME" for a proxy's user, "user:browser:…" for a
+    browser's cookie, "session:…" on a one-user server) is a teacher named in the settings; a
+    cookie or a session never is."""
+    prefix = "user:user:"
+    return who.startswith(prefix) and who[len(prefix):] in settings.teachers
 
 
 def _short(key: str) -> str:
@@ -188,4 +189,6 @@ def _short(key: str) -> str:
     kind, _, rest = key.partition(":")
     if rest.startswith("browser:"):
         return "browser " + rest[len("browser:"):][:6] + "…"
+    if rest.startswith("user:"):
+        return rest[len("user:"):]
     return rest or kind

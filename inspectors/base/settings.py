@@ -116,7 +116,7 @@ OWN_SANDBOX_MIB = 210     # one student's sandbox, a little over its measured PS
 
 def default_own_sandboxes() -> int:
     """Students' own sandboxes at once: 3/4 of the memory at OWN_SANDBOX_MIB each, at least 2
-    (and each starts only while the machine has memory to spare: own.memory_room)."""
+    (and each starts only while the machine has memory to spare: student_sandboxes.memory_room)."""
     try:
         mem_mib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
     except (ValueError, OSError, AttributeError):

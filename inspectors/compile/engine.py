@@ -32,7 +32,7 @@ fair queue in front of them, shared by every session of the server.
   many jobs run at once.
 
 The engine never imports torch or triton: it is safe to use from the Streamlit server. Its parts:
-`workers` (one worker process and the watch on its scratch), `fairqueue` (who runs where),
+`worker_handle` (one worker process and the watch on its scratch), `fairqueue` (who runs where),
 `trusted` (the sandboxes' shared, read-only Triton cache), `journal` (a job's folder, read back).
 """
 from __future__ import annotations
@@ -92,8 +92,6 @@ class Engine(FairQueue):
         leftovers.sweep()           # what a server that was killed or stopped left: its folders, mounts, cgroups
         self.scratch = Path(tempfile.mkdtemp(prefix=leftovers.PREFIX))
         leftovers.mark(self.scratch)
-        # stopped by SIGTERM (Streamlit ends its loop, Python exits): closed; killed: the next start's sweep
-        atexit.register(_close_at_exit, weakref.ref(self))
         self.sandboxed = self.settings.sandbox if sandboxed is None else sandboxed
         if self.sandboxed:
             problem = sandbox.check()
@@ -116,6 +114,8 @@ class Engine(FairQueue):
                                 ) if self.sandboxed and self.settings.own_sandboxes > 0 else None
         self._init_queue()
         self._closed = False
+        # stopped by SIGTERM (Streamlit ends its loop, Python exits): closed; killed: the next start's sweep
+        atexit.register(_close_at_exit, weakref.ref(self))
 
     # -- the pool -------------------------------------------------------------------------------
 
@@ -205,7 +205,7 @@ class Engine(FairQueue):
 
     def prewarm(self, session: str, address: str = "", named: bool | None = None) -> None:
         """A student opened the page: their own sandbox started if the proxy named them (`named`;
-        None: as said before); `address`: whence (own.Gate limits the starts of the unnamed)."""
+        None: as said before); `address`: whence (student_sandboxes.Gate limits the starts of the unnamed)."""
         if self.own is not None and session:
             if named is not None:
                 self.own.note(session, address, named)
@@ -441,7 +441,7 @@ class Engine(FairQueue):
 
 
 def _close_at_exit(ref) -> None:
-    if (engine := ref()) is not None and not engine._closed:
+    if (engine := ref()) is not None and not getattr(engine, "_closed", True):
         engine.close()
 
 

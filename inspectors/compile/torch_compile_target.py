@@ -171,9 +171,9 @@ class CompiledOnTarget:
         self._patched_tracing = True
         inductor_device.install_device_swaps(self._set)
         attention.flex_options_as_target(self._set)
-        cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
         if self.view is not None:                 # a tensor's device, read by the traced code: the target's
             inductor_choices.install_tracing(self._set)
+            cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
             attention.traced_with_dropout(self._set, self.view.device.major)
 
     def _patch_inductor(self):
@@ -326,7 +326,8 @@ class CompiledOnTarget:
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
         attention.without_dropout(gm)    # what runs here: an attention's dropout the CPU's kernel refuses
-        cuda_dtypes.on_cpu_graph(gm)     # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
+        if self.view is not None:        # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
+            cuda_dtypes.on_cpu_graph(gm)
         return make_boxed_func(_running(gm, {launch.fn.__name__ for launch in recorded}))
 
 

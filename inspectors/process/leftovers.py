@@ -46,8 +46,11 @@ def _started(pid: int) -> str | None:
 
 
 def mark(root: Path) -> None:
-    """`root` is this process's: its pid and start time written in it."""
-    (root / OWNER).write_text(f"{os.getpid()} {_started(os.getpid())}\n")
+    """`root` is this process's: its pid and start time written in it (no mark where the start
+    time cannot be read: such a folder is never swept, only released at the close)."""
+    started = _started(os.getpid())
+    if started is not None:
+        (root / OWNER).write_text(f"{os.getpid()} {started}\n")
 
 
 def _owner_gone(root: Path) -> bool:
@@ -79,12 +82,10 @@ def mounts_under(root: Path) -> list[Path]:
 def release(root: Path) -> int:
     """Everything under `root` unmounted (lazily: a process still in it keeps its view) and
     removed, its cgroups too. Returns how many mounts were undone."""
-    points = mounts_under(root)
-    for point in points:
-        _libc().umount2(str(point).encode(), MNT_DETACH)
+    undone = sum(_libc().umount2(str(point).encode(), MNT_DETACH) == 0 for point in mounts_under(root))
     shutil.rmtree(root, ignore_errors=True)
     cgroups.remove_named(root.name + "-")
-    return len(points)
+    return undone
 
 
 def sweep(tmp: Path | None = None) -> dict:

@@ -1,7 +1,7 @@
 """Layer session: the one door to compiled and analysed kernels. Imports every layer below it.
 
 Every caller — the app's pages, lessons and widgets, the CLI's commands, the benchmarks —
-reaches the engine and what it made through here, never through compile/, bench/ or store/
+reaches the engine and what it made through here, never through compile/, bench/, store/, target/ or process/
 (tests/unit/test_layering.py). Nothing here imports streamlit: app/backend/services.py is the
 Streamlit glue (st.cache_resource on the one Lens, who is asking, the queue line).
 

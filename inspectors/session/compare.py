@@ -1,6 +1,6 @@
 """Two compiles compared launch by launch: the figures' delta table (from the one insight
 policy, insights.insight), the stage diffs (noise ignored), and — when two Triton versions made
-them — what only the version change explains (explain.versions) and the headline in words.
+them — what only the version change explains (explain.version_notes) and the headline in words.
 
     lens = Lens(settings, cache=False)
     ra, rb = compile_both(lens, request, "3.6.0", "3.9.0")

@@ -6,7 +6,7 @@
                                                here, once per content, within the settings'
                                                analysis budget, else a note says it was cut
     insight(kernel, filename, with_sass=True)  the same plus the SASS line map and summary
-    stage_text(kernel, "sass")                 SASS disassembled in a job (explain.sass_job)
+    stage_text(kernel, "sass")                 SASS disassembled in a job (compile.sass_job)
     register_pressure(kernel, filename)        live registers per Python line, or why not
 
 The caches are this process's, shared by every session, bounded, and keyed by what the answer
@@ -71,7 +71,7 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-# -- SASS: disassembled, line-mapped and register-read in jobs (explain.sass_job) ---------------
+# -- SASS: disassembled, line-mapped and register-read in jobs (compile.sass_job) ---------------
 
 _sass = _Lru(64)
 _sass_lines = _Lru(64)

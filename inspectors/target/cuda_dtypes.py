@@ -30,12 +30,16 @@ def _name(func) -> str | None:
 
 
 def histc_as_cuda(input, bins=100, min=0, max=0, *, out=None):
-    """torch.histc as CUDA computes it, for any dtype: an integer input binned as float64 (every
-    int32 value exactly), the counts in the input's dtype."""
+    """torch.histc as CUDA computes it, for any dtype it takes: an integer input binned as float64
+    (every int32 value exactly) between bounds made integers as CUDA makes them (its accumulator
+    type for an integer input is int64: SummaryOps.cu), the counts in the input's dtype. A bool
+    input is refused, as CUDA's AT_DISPATCH_ALL_TYPES refuses it."""
     import torch
     if input.is_floating_point():
         return torch.histc(input, bins, min, max, out=out) if out is not None else torch.histc(input, bins, min, max)
-    counts = torch.histc(input.to(torch.float64), bins, min, max).to(input.dtype)
+    if input.dtype == torch.bool or input.is_complex():
+        raise RuntimeError(f'"histogram_cuda" not implemented for \'{input.dtype}\'')
+    counts = torch.histc(input.to(torch.float64), bins, int(min), int(max)).to(input.dtype)
     return out.copy_(counts) if out is not None else counts
 
 

@@ -47,29 +47,30 @@ def needed(target: Target) -> bool:
     return not torch.cuda.is_available() and gpus.for_target(target.key) is not None
 
 
-def _alias_only(t) -> bool:
-    """Whether the view's tensor `t` is only the alias that put a CPU tensor on the target (its
-    base: the same elements, and no view itself), not a view the code made. Called in the mode's
-    handler, where `_base` is the plain tensor's."""
-    base = t._base
-    return base is not None and not base._is_view() and base.shape == t.shape and base.stride() == t.stride() \
-        and base.storage_offset() == t.storage_offset() and base.dtype == t.dtype
+WRAPPED_VIEW = "_tlens_wrapped_view"     # on a tensor of the view: whether the tensor it was put there from is a view
 
 
 def _deepcopy(t, memo: dict, on_target):
     """`copy.deepcopy` of a tensor of the view: torch's default copies a subclass only where its
     new_empty gives that subclass (the view's mode is off while it runs: a plain tensor). The
-    copy is made of the plain tensor and put on the target; its attributes are copied too."""
+    copy is made of the plain tensor, with the same memo (two tensors of one storage keep
+    sharing one), and put on the target; its gradient and attributes are copied too."""
     import copy
 
     import torch
     if id(t) in memo:
         return memo[id(t)]
     plain = torch.Tensor._make_subclass(torch.Tensor, t, t.requires_grad) if t.is_leaf else t.as_subclass(torch.Tensor)
-    made = on_target(copy.deepcopy(plain, {}))
+    memo.setdefault(id(memo), []).append(plain)        # kept alive while the memo is (copy's own rule)
+    made = on_target(copy.deepcopy(plain, memo))
     memo[id(t)] = made
+    def copied(value):          # (the mode is off here: the view's tensors are copied by this function)
+        return _deepcopy(value, memo, on_target) if isinstance(value, type(t)) else copy.deepcopy(value, memo)
+    if t.grad is not None:
+        made.grad = copied(t.grad)
     for name, value in vars(t).items():
-        setattr(made, name, copy.deepcopy(value, memo))
+        if name != WRAPPED_VIEW:
+            setattr(made, name, copied(value))
     return made
 
 
@@ -131,8 +132,10 @@ class TargetView:
         made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
 
         def on_target(t):
+            was_view = t._is_view()
             t = torch.Tensor._make_subclass(TargetTensor, t, True) if t.is_leaf and t.requires_grad else \
                 t.as_subclass(TargetTensor)                      # as_subclass would make a leaf a non-leaf
+            setattr(t, WRAPPED_VIEW, was_view)
             made.append(weakref.ref(t))
             if len(made) >= 4096 and len(made) & (len(made) - 1) == 0:     # at each power of two: the dead ones dropped
                 made[:] = [r for r in made if r() is not None]
@@ -149,9 +152,9 @@ class TargetView:
                 if func is torch.Tensor.to:
                     args = tuple(cuda_probes.on_cpu(a) for a in args)
                 if (func is torch.Tensor._is_view or getattr(func, "__self__", None) is torch.Tensor._base) \
-                        and isinstance(args[0], TargetTensor) and _alias_only(args[0]):
-                    # a tensor put on the target is an alias of the CPU tensor (as_subclass): not a
-                    # view of the user's (torch.export walks `_base`: each wrap was a new view)
+                        and isinstance(args[0], TargetTensor) and getattr(args[0], WRAPPED_VIEW, True) is False:
+                    # putting a tensor that is no view on the target makes an alias of it (as_subclass):
+                    # no view of the user's (torch.export walks `_base`: each wrap was a new view)
                     return False if func is torch.Tensor._is_view else None
                 if func is torch.Tensor.__deepcopy__:           # copy.deepcopy(model): a copy on the target
                     return _deepcopy(args[0], args[1] if len(args) > 1 else kwargs.get("memo", {}), on_target)

@@ -71,17 +71,3 @@ def test_a_killed_servers_leftovers_go_at_the_next_start_and_a_live_ones_stay(tm
         live.send_signal(signal.SIGTERM)
         live.wait(60)
     assert not live_folder.exists()
-
-
-def test_a_folder_without_a_mark_or_with_a_reused_pid(tmp_path):
-    """Only a marked folder whose process (pid and start time) is gone counts as left behind."""
-    unmarked = tmp_path / "tlens-unmarked"
-    unmarked.mkdir()
-    reused = tmp_path / "tlens-reused"
-    reused.mkdir()
-    (reused / leftovers.OWNER).write_text(f"{os.getpid()} 1\n")       # this pid, another start time
-    mine = tmp_path / "tlens-mine"
-    mine.mkdir()
-    leftovers.mark(mine)
-    assert leftovers.sweep(tmp_path) == {"folders": 1, "mounts": 0}
-    assert unmarked.exists() and mine.exists() and not reused.exists()

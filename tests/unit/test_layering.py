@@ -15,8 +15,9 @@ from conftest import ROOT
 
 # Lowest first: a module may import its own layer and the ones before it.
 LAYERS = ("base", "process", "read", "explain", "store", "target", "compile", "bench", "session")
-# target/: the GPU the user compiles for; it speaks the vocabulary and nothing else
-ONLY_BASE = ("target",)
+# target/ (the GPU the user compiles for) and process/ (starting and confining processes) speak
+# the vocabulary and nothing else
+ONLY_BASE = ("process", "target")
 TOP = {"inspectors.__main__", "inspectors.cli", "inspectors.commands", "app", "kernels", "tests", "benchmarks"}
 # Triton's internals: only the shim may import these (public triton, triton.language and
 # triton.testing are fine anywhere below the server).

@@ -37,8 +37,11 @@ def test_the_rooms_marked_whole_exist():
     assert all((ROOT / "tests" / room).is_dir() for room in WORKER_ROOMS)
 
 
-def test_a_test_using_the_engine_fixture_is_marked(request):
-    """This test does not use the engine: it is not marked; the marker is put at collection."""
-    assert request.node.get_closest_marker("workers") is None
-    marked = [i for i in request.session.items if "engine" in getattr(i, "fixturenames", ())]
-    assert all(i.get_closest_marker("workers") for i in marked)
+def test_every_test_using_a_worker_fixture_is_marked(request):
+    """Marked at collection, before -m deselects: every test of the session that asks for the
+    engine, engines of several versions or a Lens; this one (none of them) is not."""
+    from conftest import MARKED, WORKER_FIXTURES
+    assert request.node.nodeid not in request.config.stash[MARKED]
+    collected = [i for i in request.session.items if WORKER_FIXTURES & set(getattr(i, "fixturenames", ()))]
+    assert all(i.nodeid in request.config.stash[MARKED] for i in collected)
+    assert {"engine", "engines", "lens"} <= WORKER_FIXTURES

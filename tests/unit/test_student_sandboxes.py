@@ -413,19 +413,20 @@ def test_no_student_learns_of_another_from_the_panel_and_a_teacher_sees_all():
 
     presence._students.clear()
     roster = ["ann", "ben", "chloe"]
-    for i, name in enumerate(roster):
-        presence._students[f"user:{name}"] = presence._Student(tabs={}, cpu_s=0.5 * i, runs=i + 1, held_bytes=1024)
+    for i, name in enumerate(roster):                 # keys as services.who() makes them
+        presence._students[f"user:user:{name}"] = presence._Student(tabs={}, cpu_s=0.5 * i, runs=i + 1, held_bytes=1024)
     try:
-        seen_by_ben = json.dumps(presence.rows(Engines(), me="user:ben", teacher=False))
-        assert [r["student"] for r in presence.rows(Engines(), me="user:ben")] == ["ben (you)"]
+        seen_by_ben = json.dumps(presence.rows(Engines(), me="user:user:ben", teacher=False))
+        assert [r["student"] for r in presence.rows(Engines(), me="user:user:ben")] == ["ben (you)"]
         for name in ("ann", "chloe"):            # the roster attack: every hash a label could be
             for key in (f"user:{name}", f"user:user:{name}", name):
                 assert hashlib.sha256(key.encode()).hexdigest()[:8] not in seen_by_ben, key
             assert name not in seen_by_ben
         settings = settings_mod.load().__class__(**{**vars(settings_mod.load()), "teachers": ("prof",)})
-        assert presence.is_teacher("user:prof", settings) and not presence.is_teacher("user:ben", settings)
-        assert not presence.is_teacher("session:prof", settings)       # a browser's cookie is never one
-        teacher = presence.rows(Engines(), me="user:prof", teacher=presence.is_teacher("user:prof", settings))
+        assert presence.is_teacher("user:user:prof", settings) and not presence.is_teacher("user:user:ben", settings)
+        for cookie in ("user:browser:prof", "session:prof", "user:prof"):     # a cookie or a session never is one
+            assert not presence.is_teacher(cookie, settings), cookie
+        teacher = presence.rows(Engines(), me="user:user:prof", teacher=presence.is_teacher("user:user:prof", settings))
         assert [r["student"] for r in teacher] == roster and [r["runs"] for r in teacher] == [1, 2, 3]
     finally:
         presence._students.clear()

@@ -121,6 +121,9 @@ def test_a_model_deep_copied_on_the_target_is_a_model_on_the_target():
         shared = torch.ones(3, device="cuda")
         pair = copy.deepcopy([shared, shared])           # the memo: one copy of one tensor
         assert pair[0] is pair[1] and pair[0].is_cuda
+        w.grad = torch.full_like(w, 2.0)
+        again = copy.deepcopy(model)                      # a gradient is copied, as torch copies it
+        assert torch.equal(again[0].weight.grad, w.grad) and again[0].weight.grad.data_ptr() != w.grad.data_ptr()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
@@ -178,9 +181,9 @@ def test_a_tensor_on_the_target_is_no_view_of_its_own_stand_in():
     with tensor_view.TargetView(parse("cuda:90")):
         x = torch.randn(8, 16, device="cuda")
         assert not x._is_view() and x._base is None
-        tail = x[1:]
-        assert tail._is_view() and tail._base.is_cuda and not tail._base._is_view()
-        assert torch.equal(tail._base, x)
+        tail, whole = x[1:], x[:]               # views the code makes, one of them of every element
+        for v in (tail, whole):
+            assert v._is_view() and v._base.is_cuda and not v._base._is_view() and torch.equal(v._base, x)
         described = MetaTensorDescriber().describe_tensor(tail)       # what export and fakes do
         assert described.base is not None and described.base.base is None
 

@@ -138,6 +138,7 @@ def test_flash_attention_under_both_versions(engines):
 
 
 @needs_both
+@pytest.mark.workers
 def test_cli_diff_two_versions_json(tmp_path):
     env = {**os.environ, "TLENS_TRITON_VERSIONS": _spec(), "TLENS_TRITON_CACHE_DIR": str(tmp_path / "cache"),
            "PYTHONPATH": str(ROOT)}
@@ -198,6 +199,7 @@ def test_ratio_is_of_each_versions_median():
 
 
 @needs_both
+@pytest.mark.workers
 def test_two_version_benchmark_on_the_interpreter():
     """No GPU here: each version's own worker checks the kernel on its own interpreter (3.6's
     needs the shim's squeeze for numpy 2.4), in interleaved order, and times nothing."""
