@@ -68,7 +68,7 @@ test: setup
 	$(PY) -m pytest -q
 
 # The inner loop: every test that starts no process of the project (no compile worker, sandbox,
-# CLI or Streamlit server: the `workers` marker, tests/conftest.py), in about a minute
+# CLI or Streamlit server: the `workers` marker, tests/conftest.py), in under two minutes
 test-fast: setup
 	$(PY) -m pytest -q -m "not workers"
 

@@ -181,3 +181,39 @@ def test_the_link_check_sees_links():
     """The link pattern finds the README's links (a pattern that finds nothing passes everything)."""
     found = list(_relative_links(ROOT / "README.md"))
     assert any(t.startswith("docs/") for t in found) and any(t.endswith(".png") for t in found), found
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's anchors of a Markdown page's headings: lower case, punctuation but - and _ dropped,
+    spaces as -, a repeated one numbered."""
+    text = re.sub(r"^(```|````).*?^\1\s*$", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    seen: dict[str, int] = {}
+    out = set()
+    for heading in re.findall(r"^#{1,6}\s+(.+?)\s*$", text, re.M):
+        slug = re.sub(r"[^\w\- ]", "", re.sub(r"[`*]", "", heading).strip().lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        out.add(slug if n == 0 else f"{slug}-{n}")
+    return out
+
+
+def test_every_anchor_a_link_names_is_a_heading():
+    """A link to `page.md#anchor` (or `#anchor` in the same page) names a heading of that page."""
+    pages = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    broken = []
+    for page in pages:
+        text = re.sub(r"^(```|````).*?^\1\s*$", "", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+        for target in LINK.findall(text):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target) or "#" not in target:
+                continue
+            file, anchor = target.split("#", 1)
+            linked = (page.parent / unquote(file)).resolve() if file else page
+            if linked.suffix == ".md" and linked.exists() and unquote(anchor) not in _anchors(linked):
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, "links to headings that do not exist:\n" + "\n".join(broken)
+
+
+def test_the_anchor_check_sees_a_heading(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# Where CI's time goes\n## The `workers` marker\n## Twice\n## Twice\n")
+    assert _anchors(page) == {"where-cis-time-goes", "the-workers-marker", "twice", "twice-1"}
