@@ -86,8 +86,9 @@ def no_streamlit_deprecation(request):
 # the server's one Lens outlives the test: who starts it depends on the order); elsewhere a test
 # says so itself (`pytestmark = pytest.mark.workers`, or on the test).
 WORKER_ROOMS = ("sandbox", "browser")
-# fixtures that start an engine, engines of several Triton versions, or a Lens (its engine)
-WORKER_FIXTURES = {"engine", "engines", "lens"}
+# fixtures that start an engine (engines of several Triton versions, a Lens, an engine whose
+# workers fork children or whose ptxas is broken) or Triton's layout probe process
+WORKER_FIXTURES = {"engine", "engines", "lens", "broken_engine", "two_children", "triton_layouts"}
 MARKED = pytest.StashKey[set]()           # the node ids marked at collection (tests/unit/test_markers.py)
 # a process of the project: `python -m inspectors...` (a compile or benchmark worker, a SASS job,
 # the CLI), `python -m streamlit`, or the installed `tlens` / `streamlit` commands

@@ -44,4 +44,4 @@ def test_every_test_using_a_worker_fixture_is_marked(request):
     assert request.node.nodeid not in request.config.stash[MARKED]
     collected = [i for i in request.session.items if WORKER_FIXTURES & set(getattr(i, "fixturenames", ()))]
     assert all(i.nodeid in request.config.stash[MARKED] for i in collected)
-    assert {"engine", "engines", "lens"} <= WORKER_FIXTURES
+    assert {"engine", "engines", "lens", "broken_engine", "two_children", "triton_layouts"} <= WORKER_FIXTURES
