@@ -134,9 +134,9 @@ def main() -> int:
             from inspectors.base.result import CompileRequest
             os.environ["TRITON_CACHE_DIR"] = str(work / "lens-triton")
             job = work / "pass-job"
-            result = worker_main.run_job(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(),
-                                                   filename="vector_add.py", target="cuda:90", sass=False,
-                                                   pass_dump=True), job)
+            result, _ = worker_main.run_job(CompileRequest(source=(ROOT / "kernels" / "vector_add.py").read_text(),
+                                                      filename="vector_add.py", target="cuda:90", sass=False,
+                                                      pass_dump=True), job)
             raw = job / "passes-0.txt"
             if raw.exists():
                 (out / "passes_vector_add.txt.gz").write_bytes(gzip.compress(raw.read_bytes()))

@@ -69,11 +69,11 @@ def _check(filename: str, source: str, ex: Exercise) -> dict:
     values = exercise.metrics(result.kernels, ex.function)
     if not values:
         return {"digest": _digest(source), "error": f"no kernel named {ex.function!r} was compiled "
-                                                     f"(found: {', '.join(sorted({k.name for k in result.kernels}))})"}
+                                                     f"(found: {', '.join(sorted({k.name for k in result.headers}))})"}
     verdict = exercise.check(ex.checks, values)
     return {"digest": _digest(source), "passed": verdict.passed,
             "rows": [(r.passed, r.describe()) for r in verdict.results],
-            "kernels": sorted({k.name for k in result.kernels})}
+            "kernels": sorted({k.name for k in result.headers})}
 
 
 def _draw_result(shown: dict, source: str) -> None:

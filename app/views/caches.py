@@ -325,15 +325,16 @@ def _tc_on_target(settings: settings_mod.Settings) -> None:
             with st.expander("Details"):
                 st.code(result.error.detail, language=None)
         return
-    st.success(f"{len(result.kernels)} kernel config(s) for {result.kernels[0].target}, compiled without a GPU "
+    heads = result.headers
+    st.success(f"{len(heads)} kernel config(s) for {heads[0].target}, compiled without a GPU "
                "(Inductor would time the configs of a kernel on the GPU to choose one)")
     st.dataframe([{"launch": i + 1, "kernel": k.name, "graph": k.origin.get("graph"),
                    "config": k.label.split(" · ", 1)[-1], "fuses": ", ".join(k.origin.get("source_nodes", ())),
                    "ATen ops": ", ".join(k.origin.get("aten_ops", ())),
                    "lines": ", ".join(map(str, k.origin.get("lines", {}).get(TC_FILE, ())))}
-                  for i, k in enumerate(result.kernels)], hide_index=True, width="stretch")
-    i = st.selectbox("Open a launch", range(len(result.kernels)), key="tc_launch",
-                     format_func=lambda i: f"{i + 1}. {result.kernels[i].label}")
+                  for i, k in enumerate(heads)], hide_index=True, width="stretch")
+    i = st.selectbox("Open a launch", range(len(heads)), key="tc_launch",
+                     format_func=lambda i: f"{i + 1}. {heads[i].label}")
     kernel = result.kernels[min(i, len(result.kernels) - 1)]
     model_lines.render(result, kernel, source, TC_FILE, launch_key="tc_launch")
     insight = services.insight(kernel, TC_FILE)

@@ -68,7 +68,7 @@ def compile_kernel(settings: settings_mod.Settings) -> tuple[CompileResult, str]
 
 def pick_launch(result: CompileResult) -> KernelResult:
     kernels_ = result.kernels
-    labels = [f"{i + 1}. {k.label}" for i, k in enumerate(kernels_)]
+    labels = [f"{i + 1}. {k.label}" for i, k in enumerate(result.headers)]
     i = st.selectbox("Launch", range(len(kernels_)), format_func=lambda i: labels[i], key="lay_launch") \
         if len(kernels_) > 1 else 0
     return kernels_[min(i, len(kernels_) - 1)]

@@ -34,7 +34,7 @@ def caption(kernel: KernelResult, filename: str) -> str:
 def launches_by_line(result: CompileResult, filename: str) -> dict[int, list[int]]:
     """Line of `filename` -> the launches (indices) whose kernel computes it."""
     out: dict[int, list[int]] = {}
-    for i, k in enumerate(result.kernels):
+    for i, k in enumerate(result.headers):
         for line in k.origin.get("lines", {}).get(filename, ()):
             if isinstance(line, int):
                 out.setdefault(line, []).append(i)
@@ -65,10 +65,11 @@ def render(result: CompileResult, kernel: KernelResult, source: str, filename: s
     by_line = launches_by_line(result, filename)
     if not by_line or not source:
         return
-    names = {line: list(dict.fromkeys(result.kernels[i].name for i in launches)) for line, launches in by_line.items()}
+    heads = result.headers
+    names = {line: list(dict.fromkeys(heads[i].name for i in launches)) for line, launches in by_line.items()}
     marks = tuple((line, "computed by " + ", ".join(n)) for line, n in sorted(names.items()))
     lit = tuple(sorted(kernel.origin.get("lines", {}).get(filename, ())))
-    shown = next((i for i, k in enumerate(result.kernels) if k is kernel), 0)
+    shown = next((i for i, k in enumerate(heads) if (k.launch, k.name) == (kernel.launch, kernel.name)), 0)
 
     def follow(line: int) -> None:
         if line in by_line:

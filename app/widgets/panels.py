@@ -148,7 +148,7 @@ def render_failed_stage(stage: Stage, error: CompileError, kernel: KernelResult)
 def render_partial(result: CompileResult) -> None:
     """Above the panels when a later stage failed in some launch, or example() raised after
     making the launches shown."""
-    failed = [k for k in result.kernels if k.error is not None]
+    failed = [k for k in result.headers if k.error is not None]
     if not failed:
         st.warning(plain(result.error.headline()))
         if result.error.detail:
@@ -192,8 +192,9 @@ def present_extras(bar: SimpleNamespace, insight, source_lines: list[str]) -> No
 def pick_launch(kernels: tuple[KernelResult, ...], where=None, compact: bool = False) -> KernelResult:
     if len(kernels) == 1:
         return kernels[0]
+    heads = getattr(kernels, "headers", kernels)      # a stored result's: no launch read to list them
     labels = [f"{i + 1}. {k.label}{' (stopped at ' + k.error.stage + ')' if k.error else ''} — " + ", ".join(a.describe() for a in k.args if a.type != "constexpr"
-                                                 or a.value is not None)[:160] for i, k in enumerate(kernels)]
+                                                 or a.value is not None)[:160] for i, k in enumerate(heads)]
     i = (where or st).selectbox(f"Launch ({len(kernels)} specializations)", range(len(kernels)),
                                 format_func=lambda i: labels[i], key="launch",
                                 help="Each specialization the JIT would build for the launches example() makes",

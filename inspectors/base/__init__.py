@@ -2,6 +2,7 @@
 nothing.
 
     errors           CompileError and its kinds, crossing the worker boundary as values.
+    launches         a big result's launches read one at a time from files (StoredLaunches).
     result           CompileRequest, CompileResult, KernelResult, ArgSpec, PassStep: frozen
                      dataclasses that round-trip through JSON, and the bounds on a result.
     codec            frozen dataclasses to JSON and back, checked against their annotations.

@@ -7,6 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 
 from inspectors.base.errors import CompileError
+from inspectors.base.launches import StoredLaunches
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class CompileResult:
     """`error` set and `kernels` empty: nothing was compiled. `error` set and `kernels` not
     empty: a later stage failed in some launch (`error` is the first such kernel's error,
     with its `stage`); every launch is there, each with the stages it made."""
-    kernels: tuple[KernelResult, ...] = ()
+    kernels: tuple[KernelResult, ...] = ()   # or StoredLaunches: a big result's launches, each read from disk
     error: CompileError | None = None
     output: str = ""             # what the user's code printed (tail, capped)
     triton_version: str = ""
@@ -124,13 +125,20 @@ class CompileResult:
         return self.error is None
 
     @property
+    def headers(self) -> tuple[KernelResult, ...]:
+        """Each launch as a list of them needs it (name, label, args, options, origin, error):
+        for a stored result without reading any launch's file; else the launches themselves."""
+        return self.kernels.headers if isinstance(self.kernels, StoredLaunches) else tuple(self.kernels)
+
+    @property
     def partial(self) -> bool:
         """Stages were made, but not all: show them, with the error in the failing stage."""
         return self.error is not None and bool(self.kernels)
 
     def to_json(self) -> dict:
         return {
-            "kernels": [k.to_json() for k in self.kernels],
+            **(self.kernels.to_json() if isinstance(self.kernels, StoredLaunches) else
+               {"kernels": [k.to_json() for k in self.kernels]}),
             "error": self.error.to_json() if self.error else None,
             "output": self.output,
             "triton_version": self.triton_version,
@@ -141,8 +149,9 @@ class CompileResult:
 
     @classmethod
     def from_json(cls, d: dict) -> "CompileResult":
+        kernels = tuple(KernelResult.from_json(k) for k in d.get("kernels", ()))
         return cls(
-            kernels=tuple(KernelResult.from_json(k) for k in d.get("kernels", ())),
+            kernels=StoredLaunches(d["stored"], kernels) if "stored" in d else kernels,
             error=CompileError.from_json(d["error"]) if d.get("error") else None,
             output=d.get("output", ""),
             triton_version=d.get("triton_version", ""),
@@ -175,6 +184,12 @@ MAX_PROJECT_FILES = 500
 MAX_PROJECT_BYTES = 16 << 20
 
 
+# A job's launches, whole, travel in the worker's one answer up to this many bytes of JSON in all;
+# past it each launch stays a file the engine adopts into the launch store (base/launches.py,
+# store/launches.py): a training step's hundreds of launches are never one answer.
+INLINE_BYTES = 16 << 20
+
+
 @dataclass(frozen=True)
 class CompileRequest:
     """One job for the worker. `signature` compiles a file without `example()`:
@@ -195,6 +210,7 @@ class CompileRequest:
     package: str = ""                  # the file's package, for its relative imports ("mypkg.ops")
     analysis_s: float = 0.0            # > 0: the worker analyses each kernel (KernelResult.analysis), for at most this long
     triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.triton_installs)
+    inline_bytes: int = INLINE_BYTES   # launches past this many bytes in all stay in files (base/launches.py)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -260,30 +276,39 @@ def bounded_origin(origin) -> dict:
     return json.loads(text)
 
 
+def bounded_error(e: CompileError | None) -> CompileError | None:
+    if e is None:
+        return None
+    return CompileError(str(e.kind), bound_text(str(e.message), MAX_MESSAGE_CHARS),
+                        None if e.file is None else str(e.file)[:1000],
+                        e.line if isinstance(e.line, int) else None,
+                        bound_text(str(e.detail or ""), MAX_MESSAGE_CHARS), e.stage, str(e.command or "")[:10000])
+
+
+def bounded_kernel(k: KernelResult) -> KernelResult:
+    """One launch bounded as `bounded` bounds a result's."""
+    stages = {str(name): bound_text(text) for name, text in dict(k.stages).items()}
+    cubin = k.cubin if isinstance(k.cubin, str) else ""
+    if cubin_too_large(cubin):
+        stages.setdefault("sass", cubin_too_large(cubin))
+        cubin = ""
+    passes = tuple(PassStep(p.index, p.name, p.flag, p.level, p.stage, p.scope, p.changed,
+                            bound_text(p.ir), p.lines) for p in k.passes)
+    return KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
+                        k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
+                        cubin, passes, bounded_error(k.error),
+                        k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
+                        bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin))
+
+
 def bounded(result: CompileResult) -> CompileResult:
     """`result` (a worker's answer: written by the user's code as much as by ours) with every
     stage, message and output bounded (bound_text) before the server parses any of it, and
     a cubin over MAX_CUBIN_BYTES dropped: its kernel's SASS stage, when it has none, says why."""
-    def err(e: CompileError | None) -> CompileError | None:
-        if e is None:
-            return None
-        return CompileError(str(e.kind), bound_text(str(e.message), MAX_MESSAGE_CHARS),
-                            None if e.file is None else str(e.file)[:1000],
-                            e.line if isinstance(e.line, int) else None,
-                            bound_text(str(e.detail or ""), MAX_MESSAGE_CHARS), e.stage, str(e.command or "")[:10000])
-    kernels = []
-    for k in result.kernels:
-        stages = {str(name): bound_text(text) for name, text in dict(k.stages).items()}
-        cubin = k.cubin if isinstance(k.cubin, str) else ""
-        if cubin_too_large(cubin):
-            stages.setdefault("sass", cubin_too_large(cubin))
-            cubin = ""
-        passes = tuple(PassStep(p.index, p.name, p.flag, p.level, p.stage, p.scope, p.changed,
-                                bound_text(p.ir), p.lines) for p in k.passes)
-        kernels.append(KernelResult(str(k.name)[:1000], str(k.target), dict(k.options), tuple(k.args), stages,
-                                    k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
-                                    cubin, passes, err(k.error),
-                                    k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
-                                    bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin)))
-    return CompileResult(tuple(kernels), err(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
+    kernels = result.kernels
+    if isinstance(kernels, StoredLaunches):     # each launch bounded as it is read; the headers here
+        kernels = StoredLaunches(kernels.token, tuple(map(bounded_kernel, kernels.headers)), kernels.folder)
+    else:
+        kernels = tuple(map(bounded_kernel, kernels))
+    return CompileResult(kernels, bounded_error(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
                          str(result.triton_version)[:100], result.seconds, timings=timings_of(result.timings))

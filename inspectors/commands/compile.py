@@ -3,6 +3,7 @@ file's example() compiled, a stage printed or everything as JSON with the insigh
 from __future__ import annotations
 
 import json
+import sys
 
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
@@ -48,10 +49,8 @@ def cmd_compile(args) -> int:
             return 1
         return fail(result.error, args.json)
     if args.json:
-        data = {**head, **_json(result, args.file.name)}
-        if result.partial:
-            data["error"] = error_json(result.error)
-        print(json.dumps(data))
+        extra = {"error": error_json(result.error)} if result.partial else {}
+        _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
     _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0
@@ -76,26 +75,36 @@ def _stream():
     return on_progress
 
 
-def _json(result: CompileResult, filename: str) -> dict:
-    """Each kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
+def _kernel_json(kernel, filename: str) -> dict:
+    """A kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
     memory_ops, source_map, remarks (line numbers are 1-based lines of the stage texts); with
     SASS, register_pressure (Python line -> most live registers), register_peak and spills."""
-    kernels = []
-    for kernel in result.kernels:
-        data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
-        data.update(insights.insight(kernel, filename).to_json())
-        if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
-            p = insights.register_pressure(kernel, filename)       # in a bounded job, as the app's
-            if isinstance(p, str):
-                data["register_pressure_error"] = p
-            else:
-                data["register_pressure"] = {str(n): r for n, r in sorted(p.by_line.items())}
-                data["register_peak"] = p.peak
-                data["spills"] = {"stores": {str(n): c for n, c in sorted(p.spill_stores.items())},
-                                  "loads": {str(n): c for n, c in sorted(p.spill_loads.items())}}
-        kernels.append(data)
-    return {"kernels": kernels, "output": result.output,
-            "triton_version": result.triton_version, "seconds": round(result.seconds, 3)}
+    data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
+    data.update(insights.insight(kernel, filename).to_json())
+    if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
+        p = insights.register_pressure(kernel, filename)       # in a bounded job, as the app's
+        if isinstance(p, str):
+            data["register_pressure_error"] = p
+        else:
+            data["register_pressure"] = {str(n): r for n, r in sorted(p.by_line.items())}
+            data["register_peak"] = p.peak
+            data["spills"] = {"stores": {str(n): c for n, c in sorted(p.spill_stores.items())},
+                              "loads": {str(n): c for n, c in sorted(p.spill_loads.items())}}
+    return data
+
+
+def _print_json(head: dict, result: CompileResult, filename: str, extra: dict) -> None:
+    """One JSON object, `{**head, "kernels": [...], "output", "triton_version", "seconds", **extra}`,
+    written a kernel at a time: a step of 500 launches (a stored result: base/launches.py) is
+    never one string, nor one list of dicts, in this process."""
+    tail = {"output": result.output, "triton_version": result.triton_version,
+            "seconds": round(result.seconds, 3), **extra}
+    out = sys.stdout
+    out.write(json.dumps(head)[:-1] + (", " if head else "") + '"kernels": [')
+    for i, kernel in enumerate(result.kernels):
+        out.write((", " if i else "") + json.dumps(_kernel_json(kernel, filename)))
+    out.write("], " + json.dumps(tail)[1:] + "\n")
+    out.flush()
 
 
 def _print_text(result: CompileResult, stage: str) -> None:

@@ -14,7 +14,8 @@ The server's side of the worker processes:
     layout_probe       Triton's own layout answers, from a process of their own.
 
 The worker's inside (`python -m inspectors.compile.worker_main`):
-    worker_main        the worker process: runs the file's example(), records and compiles launches.
+    worker_main        the worker process: runs the file's example(), records its launches.
+    launch_compile     each launch compiled into its answer file; what the worker keeps of it.
     zygote             a student's sandbox worker that forks a fresh child per job.
     loading            the user's file and project loaded as modules, errors on their lines.
     parallel           a job's launches compiled at the same time in forked children.

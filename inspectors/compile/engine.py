@@ -55,7 +55,6 @@ from pathlib import Path
 from typing import Callable
 
 from inspectors.base import settings as settings_mod
-from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, bounded, timings_of
 from inspectors.process import leftovers, sandbox, scratch
@@ -64,6 +63,7 @@ from inspectors.compile import journal
 from inspectors.compile import trusted as trusted_cache
 from inspectors.compile.fairqueue import FairQueue, sandbox_cpu
 from inspectors.compile.student_sandboxes import Gate, OwnSandboxes, memory_room
+from inspectors.store.launches import LaunchStore
 from inspectors.compile.worker_handle import (MAX_REPLY_BYTES, SCRATCH_FILES, OverQuota, Worker, await_reply,
                                         grown_by_launches, restore_priority)
 
@@ -98,6 +98,9 @@ class Engine(FairQueue):
             if problem:
                 raise sandbox.SandboxError(f"the sandbox for users' code does not work on this machine: {problem}")
         self._library = trusted_cache.library_digests()
+        # a big result's launches, adopted from its job folder one file at a time (base/launches.py)
+        self.launch_store = LaunchStore(Path(self.settings.triton_cache_dir).parent / "launches",
+                                        self.settings.launch_store_mb << 20)
         self._spawned = 0
         self._spawn_lock = threading.Lock()
         # Every worker is started from this one thread, which lives as long as the engine: bwrap's
@@ -361,16 +364,8 @@ class Engine(FairQueue):
             worker.stop()
             renew()
         if reply is None:
-            kernels, stage = journal.recover(job)
-            output = journal.output_tail(job)
-            label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
-            where = f" while making {label}" if stage else " while running the file"
-            error = CompileError("crash", f"the compile worker died ({sandbox.describe_exit(code)}){where}; it was restarted",
-                                 request.filename, None, output, stage=stage)
-            if kernels and stage:      # the stages made before the crash, the last launch's error in place
-                kernels = kernels[:-1] + (dataclasses.replace(kernels[-1], error=error),)
-            return bounded(CompileResult(kernels=kernels if stage else (), error=error,
-                                         triton_version=self.triton_version, seconds=time.perf_counter() - started))
+            return journal.crashed(job, sandbox.describe_exit(code), request.filename, self.triton_version,
+                                   time.perf_counter() - started)
         if own:
             if reply.pop("_dirty", None):             # what its sweep could not put right: a fresh one
                 renew(wait=False)
@@ -389,7 +384,12 @@ class Engine(FairQueue):
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
                 renew(wait=False)
         try:
+            stored = reply.pop("_stored", None)
+            reply.pop("stored", None)           # a token is the server's to give, never the worker's
             result = bounded(CompileResult.from_json(reply))
+            if stored is not None:              # each launch whole in its answer file: into the launch store
+                result = dataclasses.replace(result, kernels=self.launch_store.adopt(
+                    result.kernels, lambda i: journal.read_at(job.fd, (f"launch-{i}.answer.json",))))
             if own and job_cpu is not None:        # its sandbox's whole CPU for it (zygote.py)
                 result = dataclasses.replace(result, timings={**result.timings, **timings_of({"job_cpu_s": job_cpu})})
             return result

@@ -21,10 +21,11 @@ import os
 import secrets
 import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inspectors.base import stages as stage_table
+from inspectors.base.errors import CompileError
 from inspectors.base.result import ArgSpec, CompileResult, KernelResult, bound_text, bounded
 from inspectors.base.targets import parse as parse_target
 
@@ -87,7 +88,7 @@ def made(folder: Path, stage: str, output: str | bytes) -> None:
 # parsing (inspectors.base.result.bound_text).
 MAX_FILE_BYTES = 64 << 20
 MAX_RECOVERED_BYTES = 96 << 20
-MAX_LAUNCHES = 256
+MAX_LAUNCHES = 1024           # a training step's launches listed, streamed and recovered, at most
 
 
 class JobDir:
@@ -343,6 +344,20 @@ class Stream:
             if n is not None and tail == "answer.json" and n not in progress.done and n < MAX_LAUNCHES:
                 progress.done[n], new = now, True
         return progress if new else None
+
+
+def crashed(job: JobDir, how: str, filename: str, triton_version: str, seconds: float) -> CompileResult:
+    """The result of a job whose worker died (`how`: its exit, in words): the stages made before
+    the crash, read back from the folder, with the crash as the last launch's error."""
+    kernels, stage = recover(job)
+    label = stage_table.BY_NAME[stage].label if stage in stage_table.BY_NAME else stage
+    where = f" while making {label}" if stage else " while running the file"
+    error = CompileError("crash", f"the compile worker died ({how}){where}; it was restarted",
+                         filename, None, output_tail(job), stage=stage)
+    if kernels and stage:      # the stages made before the crash, the last launch's error in place
+        kernels = kernels[:-1] + (replace(kernels[-1], error=error),)
+    return bounded(CompileResult(kernels=kernels if stage else (), error=error,
+                                 triton_version=triton_version, seconds=seconds))
 
 
 def in_progress(job: JobDir) -> str:

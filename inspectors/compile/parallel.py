@@ -51,8 +51,8 @@ class _Child:
     launch: int | None = None  # the launch it compiles now
 
 
-def compile_forked(n: int, job_dir: Path, filename: str, compile_one: Callable[[int], KernelResult]
-                   ) -> list[KernelResult]:
+def compile_forked(n: int, job_dir: Path, filename: str, compile_one: Callable[[int], KernelResult],
+                   keep: Callable[[KernelResult], KernelResult] = lambda k: k) -> list[KernelResult]:
     children: list[_Child] = []
     died: dict[int, int] = {}            # launch -> the wait status of the child that died on it
     todo = list(range(n))
@@ -96,7 +96,7 @@ def compile_forked(n: int, job_dir: Path, filename: str, compile_one: Callable[[
             os._exit(code or 70)
         if "error" in data:
             raise loading.JobError(CompileError.from_json(data["error"]))
-        kernels.append(KernelResult.from_json(data["kernel"]))
+        kernels.append(keep(KernelResult.from_json(data["kernel"])))    # keep: what of it the caller holds
     return kernels
 
 

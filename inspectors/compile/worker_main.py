@@ -14,8 +14,6 @@ Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker
 """
 from __future__ import annotations
 
-import base64
-import dataclasses
 import json
 import os
 import re
@@ -29,19 +27,10 @@ from inspectors.process import proclimits
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
 from inspectors.base.targets import TargetError, parse as parse_target
-from inspectors.base import stages as stage_table
-from inspectors.compile import analysis, journal, loading, parallel
+from inspectors.compile import journal, launch_compile, loading
 from inspectors.target import tensor_view
 from inspectors.compile.torch_compile_target import CompiledOnTarget
-from inspectors.compile import diagnostics as capture
-from inspectors.read.sass import Disassembly, SassError
-from inspectors.read.passes import parse_dump
 from inspectors.base import settings as settings_mod
-
-# An MLIR diagnostic printed by Triton's passes, e.g.
-# /tmp/tlens-x/job-1/k.py:8:12: error: 'tt.dot' op ... incompatible dimensions
-_MLIR_DIAG_RE = re.compile(r"^(?P<file>[^\s:]+\.py):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$", re.M)
-
 
 def _tail(path: Path, limit: int) -> str:
     try:
@@ -79,7 +68,9 @@ class _Captured:
         return False
 
 
-def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
+def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
+    """The job's result, and whether its launches are in their answer files only (`stored`:
+    the result holds each launch's header; the engine adopts the files)."""
     import torch
     import triton
     from inspectors.compile import triton_shim as shim
@@ -137,7 +128,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
                                                  f"{', '.join(sorted(jitted))}", filename))
             launches = [shim.apply_overrides(l, req.num_warps, req.num_stages, req.constexprs) for l in launches]
             journal.listed(job_dir, [l.label or l.fn.__name__ for l in launches], time.perf_counter() - started)
-            kernels = compile_launches(shim, launches, gtarget, target, req, path, output_path)
+            kernels = launch_compile.compile_launches(shim, launches, gtarget, target, req, path, output_path)
             # a later stage failed in some launch: every launch is returned with what it made,
             # and the first failure is the result's error too (so `ok` is False)
             error = next((k.error for k in kernels if k.error is not None), raised)
@@ -158,17 +149,21 @@ def run_job(req: CompileRequest, job_dir: Path) -> CompileResult:
             error = error or CompileError("runtime", f"the job's modules could not be dropped after it "
                                           f"({type(e).__name__}: {e})", filename, None, traceback.format_exc())
     compiled = time.perf_counter()
-    if req.analysis_s > 0:        # what the children did not analyse (one launch, one core)
-        deadline = time.monotonic() + req.analysis_s
-        kernels = [k if k.analysis else analysis.analysed(k, k.home(filename), deadline, req.analysis_s)
-                   for k in kernels]
+    stored = False
+    if kernels:
+        whole = launch_compile.whole_answers(job_dir, kernels, req.inline_bytes)
+        if whole is None:
+            stored = True            # the engine reads each launch from its answer file
+        else:
+            kernels = whole
     done = time.perf_counter()
     timings = {"compile_s": round(compiled - started, 4), "analysis_s": round(done - compiled, 4),
                "cpu_s": round(_cpu_now() - cpu0, 4)}
     # bounded here as the server bounds it (base.result.bounded): an exception's 200 MB message
     # makes a small answer, not one the server refuses with the kernels in it
-    return bounded(CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
-                                 triton.__version__, done - started, timings=timings))
+    result = bounded(CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
+                                   triton.__version__, done - started, timings=timings))
+    return result, stored
 
 
 def _said(e: BaseException) -> str:
@@ -232,131 +227,6 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
     return recorder.launches, None
 
 
-def compile_launches(shim, launches, gtarget, target, req, path: Path, output_path: Path) -> list[KernelResult]:
-    """Every recorded launch compiled, in launch order (one the page opened meanwhile first:
-    journal.next_launch): one after another (each launch's SASS
-    disassembled while the next compiles), or, several launches on several cores, in forked
-    children at the same time (inspectors/compile/parallel.py)."""
-    if parallel.worth_forking(len(launches), req.pass_dump):    # each child analyses its own kernel too
-        return parallel.compile_forked(len(launches), output_path.parent, path.name, lambda i: _analysed(_finish(
-            *_compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)), req, path.name))
-    pending, todo = {}, list(range(len(launches)))
-    while todo:                  # in launch order, but a launch the page opened meanwhile first
-        i = journal.next_launch(output_path.parent, todo)
-        pending[i] = _compile_one(shim, launches[i], gtarget, target, req, i, path, output_path)
-        journal.answered(output_path.parent, i, {"kernel": pending[i][0].to_json()})   # streamed: its SASS comes after
-    return [_finish(*pending[i]) for i in range(len(launches))]
-
-
-def _analysed(kernel: KernelResult, req: CompileRequest, filename: str) -> KernelResult:
-    """In a launch's child: its insight, within the job's analysis budget (its own clock)."""
-    if req.analysis_s <= 0:
-        return kernel
-    return analysis.analysed(kernel, kernel.home(filename), time.monotonic() + req.analysis_s, req.analysis_s)
-
-
-def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_path: Path):
-    """Compiles one launch; returns its result without SASS and the pending disassembly.
-
-    A stage that fails after the front end (ptxas, LLVM) gives a partial result: the
-    stages made before it, and the error naming the stage. Each stage is also written to
-    `launch-N/` in the job folder as it is made (with `kernel.json` describing the launch),
-    so the engine can still show them if this process dies in the middle (an LLVM abort)."""
-    filename = path.name
-    t0 = time.perf_counter()
-    before = output_path.stat().st_size if output_path.exists() else 0
-    name, label = launch.fn.__name__, launch.label or launch.fn.__name__
-    options = {k: v for k, v in launch.options.items() if isinstance(v, (int, float, str, bool)) or v is None}
-    args = shim.arg_specs(launch)
-    home = loading.home_of(launch.fn, filename, output_path.parent)       # a kernel written in a library, or a module beside the file
-    source, source_path = home[1] if home else req.source, home[0] if home else ""
-    folder = journal.begin(output_path.parent, index, KernelResult(name, target.key, options, args, {"source": source},
-                                                                   index, label, source_path=source_path))
-    diag_path, wall0 = output_path.parent / f"diagnostics-{index}.txt", time.time()   # this launch's fd 2
-    try:
-        with _PassDump(output_path.parent / f"passes-{index}.txt", output_path) if req.pass_dump else \
-                capture.Diagnostics(diag_path, output_path):
-            compiled = shim.compile_launch(launch, gtarget, journal_dir=folder, repro_dir=_repro_dir())
-    except shim.StageFailure as e:
-        failed = _partial(e, name, label, options, args, target, req, index, path, output_path, before, t0)
-        return dataclasses.replace(failed, stages={**failed.stages, "source": source}, source_path=source_path), None
-    except BaseException as e:  # noqa: BLE001
-        if type(e).__name__ == "CompilationError":
-            line = loading.compilation_error_line(e, path.read_text())
-            raise loading.JobError(CompileError("compile", loading.first_line(e), filename, line, loading.detail_of(e))) from None
-        sys.stderr.flush()
-        log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
-        diag = _MLIR_DIAG_RE.search(log)
-        if diag:
-            raise loading.JobError(CompileError("compile", diag["msg"], filename, int(diag["line"]), log[-8000:])) from None
-        raise loading.JobError(CompileError("compile", f"{type(e).__name__}: {e}", filename, None,
-                                     traceback.format_exc() + log[-8000:])) from None
-    texts = {"source": source, **stage_table.texts_from_asm(compiled.asm, target.backend)}
-    sass, cubin = None, ""
-    if target.backend == "cuda" and "cubin" in compiled.asm:
-        cubin = base64.b64encode(compiled.asm["cubin"]).decode()
-        if req.sass:
-            sass = Disassembly(compiled.asm["cubin"])
-    passes = ()
-    if req.pass_dump:
-        passes = parse_dump((output_path.parent / f"passes-{index}.txt").read_text(errors="replace"))
-    diagnostics = "" if req.pass_dump else capture.remembered(compiled, diag_path, wall0, lambda: shim.compile_launch(
-        launch, gtarget, journal_dir=folder, repro_dir=_repro_dir()))
-    return KernelResult(
-        name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
-        compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
-        passes=passes, source_path=source_path, diagnostics=diagnostics, origin=dict(launch.origin)), sass
-
-
-def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,
-             t0: float) -> KernelResult:
-    """The KernelResult of a launch whose stage `e.stage` failed: the stages made before it."""
-    sys.stderr.flush()
-    log = output_path.read_text(errors="replace")[before:] if output_path.exists() else ""
-    diag = _MLIR_DIAG_RE.search(log)
-    message = e.message
-    limit = proclimits.memory_limit_mb()
-    if e.stage == "cubin" and limit and "crashed" in message:
-        message += (f"\n(The compile worker limits its address space, and ptxas's, to {limit} MB on machines "
-                    "without a GPU; if the command below succeeds in a shell, raise TLENS_WORKER_MEMORY_MB.)")
-    error = CompileError("compile", message, path.name, int(diag["line"]) if diag else None,
-                         (traceback.format_exception_only(e.cause)[-1] if e.cause else "") + log[-8000:],
-                         stage=stage_table.from_triton(e.stage), command=e.command)
-    texts = {"source": req.source, **stage_table.texts_from_asm(e.made, target.backend)}
-    return KernelResult(name=name, target=target.key, options=options, args=args, stages=texts, launch=index,
-                        label=label, compile_seconds=time.perf_counter() - t0, error=error)
-
-
-def _repro_dir() -> Path | None:
-    """Where the input of a failed tool is kept for its repro command (set by the engine)."""
-    return settings_mod.load().repro_dir
-
-
-class _PassDump(capture.StderrTo):
-    """Around one compile: libtriton prints the IR before every MLIR pass and after every
-    LLVM pass to fd 2 (MLIR_ENABLE_DUMP=1, LLVM_IR_ENABLE_DUMP=1), here into `path` instead of
-    the job's output; TRITON_ALWAYS_COMPILE=1 so a cached kernel is compiled again. On failure
-    the dump's tail goes to the output, where the compiler's diagnostic is looked for."""
-    ENV = {"MLIR_ENABLE_DUMP": "1", "LLVM_IR_ENABLE_DUMP": "1", "TRITON_ALWAYS_COMPILE": "1", "MLIR_DUMP_PATH": None}
-
-    def failed_text(self) -> str:      # the diagnostics (`k.py:8:12: error: ...`) sit before the failed IR
-        text = self.path.read_text(errors="replace")
-        errors = [line for line in text.splitlines() if ": error: " in line][:20]
-        return "\n".join(errors) + "\n" + text[-4000:]
-
-
-def _finish(kernel: KernelResult, sass) -> KernelResult:
-    """Adds the SASS once its background disassembly is done; an nvdisasm failure leaves
-    the other stages and names the SASS stage as failed."""
-    if sass is None:
-        return kernel
-    try:
-        return dataclasses.replace(kernel, stages={**kernel.stages, "sass": sass.result()})
-    except SassError as e:
-        return dataclasses.replace(kernel, error=CompileError("compile", e.message, None, None, "", stage="sass",
-                                                              command=e.command))
-
-
 def _prewarm() -> None:
     """Pay Triton's one-off costs (LLVM/MLIR start-up) before the first real job."""
     import triton
@@ -393,7 +263,13 @@ def _replaced(before: dict) -> bool:
 
 def _forked_job(msg: dict) -> dict:
     """One job in a child of a student's own sandbox (zygote.py)."""
-    return run_job(CompileRequest(**msg["request"]), Path(msg["job_dir"])).to_json()
+    return answer(*run_job(CompileRequest(**msg["request"]), Path(msg["job_dir"])))
+
+
+def answer(result: CompileResult, stored: bool) -> dict:
+    """run_job's result as the worker's one-line answer; `_stored`: its launches are in the job
+    folder's answer files, each whole (the engine reads them one at a time)."""
+    return {**result.to_json(), **({"_stored": len(result.kernels)} if stored else {})}
 
 
 def main() -> None:
@@ -423,7 +299,7 @@ def main() -> None:
         else:
             req = CompileRequest(**msg["request"])
             before = _our_code()
-            reply = run_job(req, Path(msg["job_dir"])).to_json()
+            reply = answer(*run_job(req, Path(msg["job_dir"])))
             reply["_cpu_s"] = round(time.process_time(), 2)     # the engine retires a worker near RLIMIT_CPU
             if _replaced(before):
                 reply["_tainted"] = True     # the file replaced some of our code: the engine replaces this worker
