@@ -30,10 +30,12 @@ MAX_LAUNCH_BYTES = 64 << 20   # one launch's answer, read at most (as journal.MA
 KEPT = 4                 # launches of one result kept in memory once read (the one on the page, its neighbours)
 
 
-def root() -> Path:
+def root(settings=None) -> Path:
     """The server's launch store: beside the Triton cache (TLENS_TRITON_CACHE_DIR's parent)."""
-    from inspectors.base import settings
-    return Path(settings.load().triton_cache_dir).parent / "launches"
+    if settings is None:
+        from inspectors.base import settings as settings_mod
+        settings = settings_mod.load()
+    return Path(settings.triton_cache_dir).parent / "launches"
 
 
 def file_name(i: int) -> str:

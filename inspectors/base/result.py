@@ -184,12 +184,6 @@ MAX_PROJECT_FILES = 500
 MAX_PROJECT_BYTES = 16 << 20
 
 
-# A job's launches, whole, travel in the worker's one answer up to this many bytes of JSON in all;
-# past it each launch stays a file the engine adopts into the launch store (base/launches.py,
-# store/launches.py): a training step's hundreds of launches are never one answer.
-INLINE_BYTES = 16 << 20
-
-
 @dataclass(frozen=True)
 class CompileRequest:
     """One job for the worker. `signature` compiles a file without `example()`:
@@ -210,7 +204,7 @@ class CompileRequest:
     package: str = ""                  # the file's package, for its relative imports ("mypkg.ops")
     analysis_s: float = 0.0            # > 0: the worker analyses each kernel (KernelResult.analysis), for at most this long
     triton_version: str = ""           # which configured Triton compiles it ("": the server's own; inspectors.base.triton_installs)
-    inline_bytes: int = INLINE_BYTES   # launches past this many bytes in all stay in files (base/launches.py)
+    inline_bytes: int = -1             # launches past this many bytes in all stay files (base/launches.py); -1: TLENS_INLINE_MB
 
     def to_json(self) -> dict:
         return asdict(self)

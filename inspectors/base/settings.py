@@ -19,6 +19,7 @@
 | TLENS_SANDBOX              | 1 with TLENS_CLASS, else 0      | 1: every process that runs a user's file runs in bubblewrap |
 | TLENS_UNSANDBOXED_CLASS    | 0                               | 1: a class server may run students' code unsandboxed (a trusted room only) |
 | TLENS_SCRATCH_MB           | 1024                            | disk a sandboxed job may fill in its scratch folder |
+| TLENS_INLINE_MB            | 16                              | a job's launches in one answer up to this; past it, each a file |
 | TLENS_LAUNCH_STORE_MB      | 2048                            | disk for big results' launches, one file each (store/launches.py) |
 | TLENS_TRITON_VERSIONS      | (none)                          | extra Triton versions: `VERSION=PATH` entries (inspectors.base.triton_installs) |
 | TLENS_TRITON_VERSIONS_DIR  | .triton-versions (in the repo)  | a folder of extra versions, one `pip --target` folder each |
@@ -76,6 +77,7 @@ class Settings:
     sandbox: bool = False            # user code runs in bubblewrap (inspectors/process/sandbox.py)
     unsandboxed_class: bool = False  # the loud override: a class server without a sandbox
     scratch_mb: int = 1024
+    inline_mb: int = 16              # a job's launches travel in its one answer up to this many MB in all
     launch_store_mb: int = 2048      # big results' launches on disk, all results together (inspectors/store/launches.py)
     open_file: str = ""              # `tlens app FILE`: a file of the user's, opened from disk (single-user only)
     own_sandboxes: int = 0           # a sandboxed server's students' own warm sandboxes (inspectors/compile/student_sandboxes.py)
@@ -157,6 +159,7 @@ def _load(_env_key: tuple) -> Settings:
         sandbox=env("TLENS_SANDBOX", "1" if (env("TLENS_CLASS", "0") == "1" or env("TLENS_USER_HEADER")) else "0") == "1",
         unsandboxed_class=env("TLENS_UNSANDBOXED_CLASS", "0") == "1",
         scratch_mb=int(env("TLENS_SCRATCH_MB", "1024")),
+        inline_mb=int(env("TLENS_INLINE_MB", "16")),
         launch_store_mb=int(env("TLENS_LAUNCH_STORE_MB", "2048")),
         open_file=env("TLENS_OPEN", ""),
         own_sandboxes=int(env("TLENS_OWN_SANDBOXES") or default_own_sandboxes()),

@@ -98,9 +98,7 @@ class Engine(FairQueue):
             if problem:
                 raise sandbox.SandboxError(f"the sandbox for users' code does not work on this machine: {problem}")
         self._library = trusted_cache.library_digests()
-        # a big result's launches, adopted from its job folder one file at a time (base/launches.py)
-        self.launch_store = LaunchStore(Path(self.settings.triton_cache_dir).parent / "launches",
-                                        self.settings.launch_store_mb << 20)
+        self.launch_store = LaunchStore.of(self.settings)     # a big result's launches (base/launches.py)
         self._spawned = 0
         self._spawn_lock = threading.Lock()
         # Every worker is started from this one thread, which lives as long as the engine: bwrap's
@@ -313,6 +311,8 @@ class Engine(FairQueue):
 
     def _run_job(self, worker: Worker, job: journal.JobDir, request: CompileRequest, timeout: float,
                  renew, own: bool, ticket) -> CompileResult:
+        if request.inline_bytes < 0:          # the server's bound on one answer (TLENS_INLINE_MB)
+            request = dataclasses.replace(request, inline_bytes=settings_mod.load().inline_mb << 20)
         msg = {"op": "compile", "job_dir": str(job.path), "request": request.to_json()}
         started = time.perf_counter()
         try:

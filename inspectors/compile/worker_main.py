@@ -151,7 +151,8 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
     compiled = time.perf_counter()
     stored = False
     if kernels:
-        whole = launch_compile.whole_answers(job_dir, kernels, req.inline_bytes)
+        inline = req.inline_bytes if req.inline_bytes >= 0 else settings_mod.load().inline_mb << 20
+        whole = launch_compile.whole_answers(job_dir, kernels, inline)
         if whole is None:
             stored = True            # the engine reads each launch from its answer file
         else:

@@ -1,7 +1,7 @@
 """The server's launch store: the launches of big results (base/launches.py), one gzipped file
 each, in a folder per result named by a random token, the whole store bounded in bytes.
 
-    store = LaunchStore()                                  # base.launches.root(), settings' bytes
+    store = LaunchStore.of(settings)                       # base.launches.root(), TLENS_LAUNCH_STORE_MB
     kernels = store.adopt(headers, read)                   # read(i) -> launch i's answer (bytes)
     result = dataclasses.replace(result, kernels=kernels)  # a StoredLaunches
 
@@ -27,10 +27,13 @@ SIZE = "size"               # a folder's bytes, written once it is whole (a fold
 
 
 class LaunchStore:
-    def __init__(self, root: Path | None = None, max_bytes: int | None = None):
-        from inspectors.base import settings
-        self.root = root or launches_mod.root()
-        self.max_bytes = max_bytes if max_bytes is not None else settings.load().launch_store_mb << 20
+    def __init__(self, root: Path, max_bytes: int):
+        self.root, self.max_bytes = root, max_bytes
+
+    @classmethod
+    def of(cls, settings) -> "LaunchStore":
+        """The server's: beside its Triton cache (base.launches.root), TLENS_LAUNCH_STORE_MB."""
+        return cls(launches_mod.root(settings), settings.launch_store_mb << 20)
 
     def adopt(self, headers: tuple, read: Callable[[int], bytes]) -> StoredLaunches:
         """A result's launches as files of a new folder: launch i is `read(i)` (its answer, the
