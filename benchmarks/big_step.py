@@ -9,7 +9,7 @@ of one warm worker, a fresh Triton cache, the analysis on (as the app asks):
   answer, as before.
 - peak memory: the server process (VmHWM, and its growth over the engine's start), the worker and
   its compile children (the largest VmRSS seen of each, sampled every 0.1 s); SASS on demand, as
-  the Explorer asks it (nvdisasm would be most of a small launch's time: docs/09);
+  the Explorer asks it (nvdisasm would be most of a small launch's time: docs/09-benchmark-results.md);
 - time to the first launch on screen: when the server saw example()'s list, and the first launch
   done and read after it (what the page draws), in seconds since the job was sent;
 - the whole step's wall time vs Σ each launch's compile time ÷ cores;

@@ -17,7 +17,7 @@ from inspectors.base import stages
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileResult, KernelResult
 from inspectors.base.stages import Stage
-from inspectors.read import callsites
+from inspectors.read import callsites, line_twin
 from inspectors.read.sass import SassError
 
 
@@ -214,6 +214,8 @@ def render_launch_card(kernel: KernelResult, result: CompileResult) -> None:
         f"num_stages={opts.get('num_stages')} · shared memory {md.get('shared', 0)} B · "
         f"{took} · Triton {result.triton_version}",
         help="Specialization: " + " · ".join(a.describe() for a in kernel.args) + timing_note(result))
+    if kernel.line_twin:          # its library turned line info off: how its lines are mapped, or why not
+        st.caption(f":material/link: {line_twin.note(kernel.line_twin)}")
 
 
 def timing_note(result: CompileResult) -> str:

@@ -43,9 +43,9 @@ def file_name(i: int) -> str:
 
 
 def header_of(kernel):
-    """A launch as the step lists it: everything but its stages, cubin, passes and analysis."""
+    """A launch as the step lists it: everything but its texts (stages, cubin, passes, line twin) and analysis."""
     from dataclasses import replace
-    return replace(kernel, stages={}, cubin="", passes=(), analysis={})
+    return replace(kernel, stages={}, cubin="", passes=(), analysis={}, line_twin={})
 
 
 class StoredLaunches(Sequence):

@@ -70,6 +70,8 @@ class KernelResult:
     diagnostics: str = ""        # the compiler's remarks and warnings for this compile (MLIR diagnostics, as printed)
     origin: dict = field(default_factory=dict)   # a kernel torch.compile generated: Inductor's kernel name, its
                                  # graph, the FX nodes and ATen ops it fuses, the user's lines (inspectors.compile.torch_compile_target)
+    line_twin: dict = field(default_factory=dict)   # compiled without line info: its stages' twins with it,
+                                 # which maps them (inspectors/read/line_twin.py), or {"differs": stage}
 
     def home(self, filename: str) -> str:
         """The file the kernel's line info maps to: its own file, else the user's `filename`."""
@@ -292,7 +294,8 @@ def bounded_kernel(k: KernelResult) -> KernelResult:
                         k.launch, bound_text(str(k.label), 1000), k.compile_seconds, dict(k.metadata),
                         cubin, passes, bounded_error(k.error),
                         k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
-                        bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin))
+                        bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin),
+                        {str(s): bound_text(t) for s, t in dict(k.line_twin).items() if s in ("ttir", "ttgir", "llir", "ptx", "differs")})
 
 
 def bounded(result: CompileResult) -> CompileResult:

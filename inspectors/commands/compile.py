@@ -11,6 +11,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import error_json, fail
+from inspectors.read import line_twin
 from inspectors.session import files as session_files
 from inspectors.session import insights
 from inspectors.session.lens import Lens
@@ -69,7 +70,7 @@ def _stream():
         for i in sorted(set(progress.done) - told):
             told.add(i)
             if (kernel := progress.kernel(i)) is not None:
-                data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
+                data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis", "line_twin")}
                 print(json.dumps({"event": "kernel", "launch": i, "seconds": round(progress.done[i], 3),
                                   "kernel": data}), flush=True)
     return on_progress
@@ -79,7 +80,9 @@ def _kernel_json(kernel, filename: str) -> dict:
     """A kernel: its fields (no cubin) plus the insight keys: resources, occupancy,
     memory_ops, source_map, remarks (line numbers are 1-based lines of the stage texts); with
     SASS, register_pressure (Python line -> most live registers), register_peak and spills."""
-    data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis")}
+    data = {k: v for k, v in kernel.to_json().items() if k not in ("cubin", "analysis", "line_twin")}
+    if kernel.line_twin:         # compiled without line info: mapped through a twin (read/line_twin.py), or why not
+        data["line_info"] = line_twin.note(kernel.line_twin)
     data.update(insights.insight(kernel, filename).to_json())
     if kernel.cubin and "sass" in kernel.stages and "ptx" in kernel.stages:
         p = insights.register_pressure(kernel, filename)       # in a bounded job, as the app's

@@ -24,6 +24,7 @@ from inspectors.base.result import CompileRequest, KernelResult
 from inspectors.compile import analysis, journal, loading, parallel
 from inspectors.compile import diagnostics as capture
 from inspectors.process import proclimits
+from inspectors.read import line_twin
 from inspectors.read.passes import parse_dump
 from inspectors.read.sass import Disassembly, SassError
 
@@ -148,7 +149,20 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
     return KernelResult(
         name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
-        passes=passes, source_path=source_path, diagnostics=diagnostics, origin=dict(launch.origin)), sass
+        passes=passes, source_path=source_path, diagnostics=diagnostics, origin=dict(launch.origin),
+        line_twin=_line_twin(shim, launch, gtarget, texts, target.backend)), sass
+
+
+def _line_twin(shim, launch, gtarget, texts: dict, backend: str) -> dict:
+    """Compiled without line info (a library turned it off): a twin with it, which maps the
+    real instructions (inspectors/read/line_twin.py); {} when line info is on."""
+    if backend != "cuda" or not shim.line_info_off():
+        return {}
+    try:
+        twin = shim.compile_line_twin(launch, gtarget)
+    except Exception as e:  # noqa: BLE001 - the real compile stands; the page says why it is not mapped
+        return {"differs": f"a twin compiled with line info failed ({type(e).__name__}: {str(e)[:200]})"}
+    return line_twin.twins(texts, stage_table.texts_from_asm(twin.asm, backend))
 
 
 def _partial(e, name, label, options, args, target, req, index, path: Path, output_path: Path, before: int,

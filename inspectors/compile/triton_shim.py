@@ -26,8 +26,7 @@ layers need: which ptxas, which flags, small-tensor layouts). Version difference
 * ptxas for sm_90: 3.6-3.8 run the wheel's CUDA 12.8/12.9 `ptxas`, 3.9 the CUDA 13.4
   `ptxas-blackwell`. CUDA 12.8/12.9 ptxas segfaults on some large kernels that CUDA 13
   compiles (benchmarks/results/ptxas_crash.txt): a failed SASS stage, up to PTX shown.
-* the interpreter (bench worker, no GPU): 3.6 needs `fix_interpreter()` with numpy >= 2.4;
-  layouts: `linear_layout()` answers for Triton's own LinearLayout (`layout_probe`).
+* the interpreter (bench worker, no GPU): 3.6 needs `fix_interpreter()` with numpy >= 2.4.
 """
 from __future__ import annotations
 
@@ -300,6 +299,29 @@ def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None =
         knobs.runtime.add_stages_inspection_hook, knobs.nvidia.dump_ptxas_log = saved, saved_log
         if journal_dir is not None:
             journal.running(journal_dir, None)
+
+
+def line_info_off() -> bool:
+    """Whether Triton compiles without line info now (TRITON_DISABLE_LINE_INFO, as unsloth sets it)."""
+    return bool(knobs.compilation.disable_line_info)
+
+
+def compile_line_twin(launch: Launch, target: GPUTarget):
+    """`launch` compiled again with line info on: its `.loc` lines map the real compile's instructions
+    (inspectors/read/line_twin.py checks they are the same); its own Triton cache entry."""
+    src = getattr(launch.fn, "ASTSource", ASTSource)(launch.fn, launch.signature, launch.constants, launch.attrs)
+    options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
+    saved = os.environ.get("TRITON_DISABLE_LINE_INFO")
+    os.environ["TRITON_DISABLE_LINE_INFO"] = "0"
+    try:
+        with knobs.compilation.scope(), contextlib.redirect_stdout(io.StringIO()):
+            knobs.compilation.disable_line_info = False
+            return triton.compile(src, target=target, options=options)
+    finally:
+        if saved is None:
+            os.environ.pop("TRITON_DISABLE_LINE_INFO", None)
+        else:
+            os.environ["TRITON_DISABLE_LINE_INFO"] = saved
 
 
 def _describe_failure(stage: str, exc: BaseException, made: dict, repro_dir: Path | None) -> tuple[str, str]:

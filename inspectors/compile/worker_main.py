@@ -85,7 +85,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
     # Triton's cache key covers the kernel's source but not its file name, and the stages
     # name the file (loc("vector_add.py":27:9), .file 1 "vector_add.py"): one cache folder
     # per file name, so a kernel saved under another name never shows the first one's name.
-    saved_cache = os.environ.get("TRITON_CACHE_DIR")
+    saved_env = dict(os.environ)     # what the file sets (TRITON_DISABLE_LINE_INFO at import) ends with its job
     base = settings_mod.load().triton_cache_base
     if base:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
@@ -138,8 +138,9 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
         error = CompileError("runtime", f"{type(e).__name__}: {e}", filename,
                              loading.user_line_from_tb(e.__traceback__, path.name), traceback.format_exc())
     finally:
-        if saved_cache is not None:
-            os.environ["TRITON_CACHE_DIR"] = saved_cache
+        if os.environ != saved_env:
+            os.environ.clear()
+            os.environ.update(saved_env)
         os.chdir(saved_cwd)
         sys.path[:] = saved_path
         torch.set_default_device(saved_device)

@@ -174,7 +174,7 @@ def of(kernel: KernelResult, filename: str) -> Insight | None:
 def analyze(kernel: KernelResult, stages: dict[str, str], filename: str) -> Insight:
     """`stages` may hold more than `kernel.stages` (SASS disassembled later)."""
     target = parse_target(kernel.target)
-    smap = sourcemap.build(stages, filename)
+    smap = sourcemap.build(stages, filename, kernel.line_twin)
     isa = stage_table.machine_stage(stages) or ""           # PTX, or AMDGCN for AMD
     isa_lines = smap.stages.get(isa, sourcemap.StageLines(isa, {}))
     isa_map = isa_lines.to_python

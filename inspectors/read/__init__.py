@@ -15,7 +15,8 @@ NVIDIA's tools, which run the tool from the Triton wheel on a cubin or PTX in pr
     sourcemap       every stage's line information -> the user's Python lines (the table);
     lines_asm       ... PTX, SASS and AMDGCN line info,
     lines_llvm      ... LLVM IR line info,
-    lines_mlir      ... TTIR/TTGIR locations.
+    lines_mlir      ... TTIR/TTGIR locations;
+    line_twin       ... and a kernel compiled without line info, through a twin compiled with it.
     callsites       words for where a line came from (the inlined call chain).
     userfile        which paths in line info are the user's file, a helper's, a library's.
     resources       registers, spills, shared/local memory (ptxas, cuobjdump, the cubin).

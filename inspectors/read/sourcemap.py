@@ -75,6 +75,7 @@ from functools import cached_property
 
 from inspectors.read.lines_asm import (amdgcn_chains, amdgcn_lines, ptx_chains, ptx_lines, sass_chains,
                                        sass_hints, sass_lines)
+from inspectors.read import line_twin
 from inspectors.read.lines_llvm import llir_chains, llir_lines
 from inspectors.read.lines_mlir import mlir_chains, mlir_lines
 from inspectors.read.userfile import innermost, is_user_file
@@ -204,15 +205,21 @@ def sass_stage_lines(sass: str, ptx: str | None, filename: str) -> StageLines:
     return from_chains("sass", sass_chains(sass, filename, hints))
 
 
-def build(stages: dict[str, str], filename: str) -> SourceMap:
+def build(stages: dict[str, str], filename: str, twins: dict | None = None) -> SourceMap:
     """The source map of one kernel from its stage texts (`KernelResult.stages`); stages
     without line info (source, unknown names, empty text) are left out. SASS is resolved
-    through the PTX when both are there."""
+    through the PTX when both are there. `twins`: a kernel compiled without line info
+    (`KernelResult.line_twin`): a stage's twin with line info maps it where line_twin.align
+    pairs their lines."""
     out: dict[str, StageLines] = {}
     for name, text in stages.items():
         if stage_table.family_of(name) not in READERS or not text:
             continue
-        if stage_table.family_of(name) == "sass":
+        twin = (twins or {}).get(name)
+        if isinstance(twin, str) and twin and (pairs := line_twin.align(name, text, twin)) is not None:
+            chains = READERS[stage_table.family_of(name)](twin, filename)
+            out[name] = from_chains(name, {pairs[n]: c for n, c in chains.items() if n in pairs})
+        elif stage_table.family_of(name) == "sass":
             out[name] = sass_stage_lines(text, stages.get("ptx"), filename)
         else:
             out[name] = stage_lines(name, text, filename)
