@@ -362,6 +362,21 @@ def record_configs(autotuner, record) -> None:
                       dict(options), label=label))
 
 
+def _subgraphs_on(module, device, mode) -> None:
+    """A higher-order op's subgraphs (flex_attention's mask_mod and score_mod, a scan's combine,
+    cond's branches) as copies on `device` too: their placeholders' values are checked against
+    the arguments the op passes them (Inductor's FakeTensorUpdater)."""
+    import torch
+    for name, child in list(module.named_children()):
+        if isinstance(child, torch.fx.GraphModule):
+            graph = copy.deepcopy(child.graph)
+            inductor_choices.devices_on(graph, device)
+            inductor_choices.values_on(graph, device, mode)
+            moved = torch.fx.GraphModule(child, graph)
+            _subgraphs_on(moved, device, mode)
+            setattr(module, name, moved)
+
+
 def _on_target(gm, example_inputs, view=None):
     """A copy of the graph whose devices are `cuda:0`, and fake tensors on that device of the
     inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them); its
@@ -386,6 +401,7 @@ def _on_target(gm, example_inputs, view=None):
     # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
     # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
     inductor_choices.values_on(target_gm.graph, cuda, mode)
+    _subgraphs_on(target_gm, cuda, mode)
     for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
         node.meta["val"] = fake
     if view is not None:

@@ -57,6 +57,26 @@ def test_flex_attention_compiles_its_template(engine, snippet):
     assert k.origin["lines"] == {"flex.py": [call]} and k.origin["lines_from"] == "call", k.origin
 
 
+def test_flex_with_a_document_mask_a_score_mod_and_gqa_forward_and_backward(engine, snippet):
+    """A mask_mod reading a captured tensor (document ids), a tanh score_mod and 8 query heads
+    over 2: the higher-order op's subgraphs are put on the target with the graph (they failed
+    with "A subgraph argument other than striding has been modified")."""
+    r = _compile(engine, snippet, "flex_doc_mask.py")
+    forward = [k for k in r.kernels if k.origin["graph"] == "forward"]
+    backward = [k for k in r.kernels if k.origin["graph"] == "backward"]
+    assert any(k.name.startswith("triton_tem_fused_flex_attention") for k in forward), [k.name for k in r.kernels]
+    assert any(k.name.startswith("triton_tem_fused_flex_attention_backward") for k in backward)
+    tem = next(k for k in forward if k.name.startswith("triton_tem"))
+    assert "GQA_SHARED_HEADS : tl.constexpr = 4" in tem.stages["source"] and "tanh" in tem.stages["source"]
+    assert "mma" in tem.stages["ptx"]
+
+
+def test_an_associative_scan_with_a_dynamic_batch(engine, snippet):
+    """torch.compile's associative_scan (a combine subgraph), mark_dynamic on the batch: Triton's scan."""
+    r = _compile(engine, snippet, "scan_recurrence.py")
+    assert any("tt.scan" in k.stages["ttir"] for k in r.kernels), [k.name for k in r.kernels]
+
+
 def test_flex_attention_under_no_grad_writes_no_logsumexp(engine, snippet):
     src = snippet("compiled/flex.py").replace("    out = attention(q, k, v, block_mask=mask)",
                                                "    with torch.no_grad():\n        out = attention(q, k, v, block_mask=mask)")
