@@ -323,13 +323,18 @@ class Stream:
         except OSError:
             pass                           # the job is over (its folder closed) or refused it: nothing to ask
 
-    def poll(self) -> Progress | None:
+    def _exists(self, name: str) -> bool:
         try:
-            names = os.listdir(self.job.fd)
+            os.stat(name, dir_fd=self.job.fd, follow_symlinks=False)
+            return True
         except OSError:
-            return None
+            return False
+
+    def poll(self) -> Progress | None:
+        """What is new, asked by name (the list, then each launch not done yet): never a listing
+        of the folder, whose files the job may multiply (48,000 cost every poll a walk)."""
         new, now, progress = False, time.monotonic() - self.started, self.progress
-        if not progress.labels and "launches.json" in names:
+        if not progress.labels and self._exists("launches.json"):
             try:
                 meta = json.loads(self._file("launches.json", 1 << 20))
                 labels = tuple(bound_text(str(x), 1000) for x in meta["labels"][:MAX_LAUNCHES])
@@ -338,10 +343,8 @@ class Stream:
                 progress.labels, progress.listed_s, new = labels, now, True
             except (OSError, ValueError, KeyError, TypeError, RecursionError):
                 pass
-        for name in names:
-            head, _, tail = name.partition(".")
-            n = _launch_number(head)
-            if n is not None and tail == "answer.json" and n not in progress.done and n < MAX_LAUNCHES:
+        for n in range(progress.total):
+            if n not in progress.done and self._exists(f"launch-{n}.answer.json"):
                 progress.done[n], new = now, True
         return progress if new else None
 

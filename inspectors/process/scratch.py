@@ -43,6 +43,19 @@ def is_mounted(folder: Path) -> bool:
         return False
 
 
+def usage(folder: Path) -> tuple[int, int] | None:
+    """(bytes, files) in a mounted scratch folder, from its filesystem's own counts (statvfs):
+    the same cost at 50,000 files as at one. None when `folder` is no mount (a plain folder:
+    only a walk can count it)."""
+    if not is_mounted(folder):
+        return None
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return None
+    return (st.f_blocks - st.f_bfree) * st.f_frsize, max(0, st.f_files - st.f_ffree - 1)
+
+
 def remove(folder: Path) -> None:
     """Everything in `folder` removed, its tmpfs (if any) unmounted, the folder gone. Never
     follows a link a job put inside."""

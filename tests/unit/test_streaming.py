@@ -47,6 +47,7 @@ def test_stream_skips_what_it_cannot_trust(tmp_path):
     job = journal.JobDir.create(tmp_path)
     try:
         stream = journal.Stream(job)
+        journal.listed(job.path, ["a", "b", "c", "d", "e"], 0.1)     # answers are looked for by name, once listed
         other = tmp_path / "other.json"
         other.write_text(json.dumps({"kernel": _kernel(0).to_json()}))
         os.symlink(other, job.path / "launch-0.answer.json")
@@ -66,6 +67,7 @@ def test_stream_budget_bounds_what_the_server_reads(tmp_path, monkeypatch):
     job = journal.JobDir.create(tmp_path)
     try:
         stream = journal.Stream(job)
+        journal.listed(job.path, ["a", "b"], 0.1)
         big = dict(_kernel(0).to_json(), stages={"source": "x" * 10_000})
         journal.answered(job.path, 0, {"kernel": big})
         journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})
@@ -92,6 +94,24 @@ def test_engine_streams_each_launch_before_the_job_ends(engine, tmp_path, monkey
     assert sorted(streamed) == list(range(8))
     for i, k in streamed.items():
         assert k.stages["ptx"] == result.kernels[i].stages["ptx"] and k.label == result.kernels[i].label
+
+
+def test_a_job_folder_of_many_files_is_never_listed(tmp_path, monkeypatch):
+    """48,000 files in the job's folder (under its quota): a poll asks for the list and each
+    launch not done by name, never walks the folder."""
+    job = journal.JobDir.create(tmp_path)
+    try:
+        for i in range(2000):
+            (job.path / f"junk-{i}").touch()
+        stream = journal.Stream(job)
+        monkeypatch.setattr(os, "listdir", lambda *a: pytest.fail("the job's folder was listed"))
+        monkeypatch.setattr(os, "scandir", lambda *a: pytest.fail("the job's folder was listed"))
+        journal.listed(job.path, ["a", "b"], 0.1)
+        journal.answered(job.path, 1, {"kernel": _kernel(1).to_json()})
+        p = stream.poll()
+        assert p.total == 2 and sorted(p.done) == [1] and stream.poll() is None
+    finally:
+        job.close()
 
 
 def test_next_launch_takes_the_one_the_page_asked_for_last(tmp_path):
