@@ -15,7 +15,6 @@ back as its header with an error that says so.
 from __future__ import annotations
 
 import gzip
-import json
 import os
 import re
 import threading
@@ -83,11 +82,11 @@ class StoredLaunches(Sequence):
 
     def _read(self, i: int):
         from dataclasses import replace
-        from inspectors.base.result import KernelResult, bounded_kernel
+        from inspectors.base.result import KernelResult, bounded_kernel, loads_bounded
         path = self.folder / file_name(i)
         try:
             with gzip.open(path, "rb") as f:
-                data = json.loads(f.read(MAX_LAUNCH_BYTES))     # the worker's answer: {"kernel": ...}
+                data = loads_bounded(f.read(MAX_LAUNCH_BYTES))     # the worker's answer: {"kernel": ...}
             kernel = bounded_kernel(KernelResult.from_json(data["kernel"]))
             os.utime(self.folder)              # read: the store drops it last
             return kernel

@@ -239,6 +239,30 @@ def cubin_too_large(cubin_b64: str) -> str:
     return f"{CUBIN_TOO_LARGE} ({n / 2**20:.1f} MB; the limit is {MAX_CUBIN_BYTES / 2**20:g} MB)"
 
 
+# A worker's JSON may not make more Python objects than its bytes allow: at most this many values
+# plus one per JSON_BYTES_PER_VALUE bytes (12 million empty dicts in 48 MB were ~0.9 GB parsed; a
+# real answer has one value per ~60 bytes, its stage texts being long strings).
+JSON_VALUES = 100_000
+JSON_BYTES_PER_VALUE = 16
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+
+
+def loads_bounded(text: str | bytes):
+    """json.loads of a worker's answer, refused (ValueError, saying why) when it holds more
+    values than JSON_VALUES + its length / JSON_BYTES_PER_VALUE: its commas, colons and brackets
+    counted outside its strings (first all of them, a C-speed count; the strings taken out only
+    when that is over)."""
+    limit = JSON_VALUES + len(text) // JSON_BYTES_PER_VALUE
+    marks = (",", ":", "[", "{") if isinstance(text, str) else (b",", b":", b"[", b"{")
+    if sum(map(text.count, marks)) > limit:
+        bare = (_JSON_STRING if isinstance(text, str) else _JSON_STRING_B).sub("" if isinstance(text, str) else b"", text)
+        if (n := sum(map(bare.count, marks))) > limit:
+            raise ValueError(f"the answer holds about {n:,} JSON values in {len(text):,} bytes, more than the "
+                             f"{limit:,} it may (parsed, it would take far more memory than its size)")
+    return json.loads(text)
+
+
 def bound_text(text: str, limit: int = MAX_STAGE_CHARS, line_limit: int = MAX_LINE_CHARS) -> str:
     """`text` with every line longer than `line_limit` cut (line numbers are kept: the source
     map still points where it did) and the whole cut after `limit` characters; each cut says so.

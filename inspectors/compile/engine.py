@@ -270,9 +270,8 @@ class Engine(FairQueue):
 
     def _run_on(self, slot: int, request: CompileRequest, timeout: float, ticket, renew, own: Worker | None = None
                 ) -> CompileResult:
-        """The job on the slot's worker, or on the session's own sandbox (`own`); `renew()` stops
-        the worker that ran it and puts a fresh one in its place, `renew(wait=False)` after
-        this job's result is returned."""
+        """The job on the slot's worker, or on the session's own sandbox (`own`); `renew()` stops the worker
+        that ran it and puts a fresh one in its place, `renew(wait=False)` after its result is returned."""
         with self._cv:
             worker = own or (self._slots[slot] if slot < len(self._slots) else None)
         if worker is None:
@@ -306,8 +305,9 @@ class Engine(FairQueue):
         finally:
             with self._cv:
                 ticket.job = None
-            job.close()
-            shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
+            job.close()          # an own sandbox's job folder goes at its next job, in its time (zygote.tidy)
+            if own is None:
+                shutil.rmtree(job.path, ignore_errors=True)     # never follows a link put in its place
 
     def _run_job(self, worker: Worker, job: journal.JobDir, request: CompileRequest, timeout: float,
                  renew, own: bool, ticket) -> CompileResult:
@@ -347,7 +347,8 @@ class Engine(FairQueue):
             reply = None
         if isinstance(reply, dict) and ("_oversize" in reply or "_malformed" in reply):
             renew()
-            what = (f"more than {MAX_REPLY_BYTES >> 20} MB" if "_oversize" in reply else "something that is not a result")
+            what = (f"more than {MAX_REPLY_BYTES >> 20} MB" if "_oversize" in reply else
+                    f"something that is not a result{' (' + reply['_why'] + ')' if reply.get('_why') else ''}")
             return CompileResult(error=CompileError("crash", f"the compile worker answered {what}; it was stopped "
                                                     "and replaced", request.filename, None),
                                  seconds=time.perf_counter() - started)
@@ -384,8 +385,7 @@ class Engine(FairQueue):
             if not worker.clean or worker.cpu_s > self._cpu_limit_s() * RETIRE_AT_CPU:
                 renew(wait=False)
         try:
-            stored = reply.pop("_stored", None)
-            reply.pop("stored", None)           # a token is the server's to give, never the worker's
+            stored, _ = reply.pop("_stored", None), reply.pop("stored", None)   # a token is the server's to give
             result = bounded(CompileResult.from_json(reply))
             if stored is not None:              # each launch whole in its answer file: into the launch store
                 result = dataclasses.replace(result, kernels=self.launch_store.adopt(

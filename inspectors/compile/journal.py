@@ -26,7 +26,7 @@ from pathlib import Path
 
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
-from inspectors.base.result import ArgSpec, CompileResult, KernelResult, bound_text, bounded
+from inspectors.base.result import ArgSpec, CompileResult, KernelResult, bound_text, bounded, loads_bounded
 from inspectors.base.targets import parse as parse_target
 
 
@@ -210,7 +210,7 @@ def recover(job: JobDir) -> tuple[tuple[KernelResult, ...], str | None]:
         def text(name: str) -> str:
             return job.read(folder, name).decode("utf-8", "replace")
         try:
-            meta = json.loads(text("kernel.json"))
+            meta = loads_bounded(text("kernel.json"))
             backend = parse_target(meta["target"]).backend
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             continue
@@ -301,7 +301,7 @@ class Stream:
 
     def _kernel(self, i: int) -> KernelResult | None:
         try:
-            data = json.loads(self._file(f"launch-{i}.answer.json", MAX_FILE_BYTES))
+            data = loads_bounded(self._file(f"launch-{i}.answer.json", MAX_FILE_BYTES))
             return bounded(CompileResult(kernels=(KernelResult.from_json(data["kernel"]),))).kernels[0]
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return None
@@ -336,7 +336,7 @@ class Stream:
         new, now, progress = False, time.monotonic() - self.started, self.progress
         if not progress.labels and self._exists("launches.json"):
             try:
-                meta = json.loads(self._file("launches.json", 1 << 20))
+                meta = loads_bounded(self._file("launches.json", 1 << 20))
                 labels = tuple(bound_text(str(x), 1000) for x in meta["labels"][:MAX_LAUNCHES])
                 example_s = meta.get("example_s")
                 progress.example_s = float(example_s) if isinstance(example_s, (int, float)) else None

@@ -9,7 +9,6 @@ Also what the engine needs to watch a sandboxed job: the quota scan of its scrat
 """
 from __future__ import annotations
 
-import json
 import os
 import queue
 import signal
@@ -18,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+from inspectors.base.result import loads_bounded
 from inspectors.process import sandbox, scratch
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -62,9 +62,9 @@ class Worker:
                     self.kill()
                 break
             try:
-                msg = json.loads(line)
-            except (ValueError, RecursionError):      # RecursionError: [[[[... nested past the parser's depth
-                msg = {"_malformed": line[:200]}
+                msg = loads_bounded(line)             # not more objects than its bytes allow
+            except (ValueError, RecursionError) as e:      # RecursionError: [[[[... nested past the parser's depth
+                msg = {"_malformed": line[:200], "_why": str(e)[:300]}
             if not isinstance(msg, dict):
                 msg = {"_malformed": line[:200]}
             if msg.get("ready") and not self.ready.is_set():
@@ -142,12 +142,17 @@ MAX_EXTRA_LAUNCHES = 20       # the launches a compile's time limit grows by, at
 
 
 def launches_begun(job_fd: int) -> int:
-    """The launches a job's worker has begun to compile: its `launch-N` folders (journal.begin),
-    listed through the job folder's descriptor (nothing followed)."""
-    try:
-        return sum(1 for name in os.listdir(job_fd) if name.startswith("launch-") and "." not in name)
-    except OSError:
-        return 0
+    """The launches a job's worker has begun to compile, as far as its limit grows: its
+    `launch-N` folders (journal.begin) among the first few, asked for by name through the job
+    folder's descriptor (never a listing: the job may fill its folder with files)."""
+    begun = 0
+    for i in range(4 * (MAX_EXTRA_LAUNCHES + 1)):      # a launch the page asked for may be begun early
+        try:
+            os.stat(f"launch-{i}", dir_fd=job_fd, follow_symlinks=False)
+            begun += 1
+        except OSError:
+            pass
+    return begun
 
 
 def grown_by_launches(per_launch_s: float, job_fd: int):

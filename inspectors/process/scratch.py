@@ -59,9 +59,9 @@ def usage(folder: Path) -> tuple[int, int] | None:
 def remove(folder: Path) -> None:
     """Everything in `folder` removed, its tmpfs (if any) unmounted, the folder gone. Never
     follows a link a job put inside."""
-    shutil.rmtree(folder, ignore_errors=True)      # a mount point itself stays: emptied
-    if is_mounted(folder):
+    if is_mounted(folder):     # a tmpfs goes whole, whatever its files (a walk of 50,000 was the server's)
         _libc().umount2(str(folder).encode(), MNT_DETACH)
+    shutil.rmtree(folder, ignore_errors=True)
     try:
         os.rmdir(folder)
     except OSError:
