@@ -24,6 +24,7 @@ from inspectors.base import stages
 
 SHOW_AFTER_S = 1.0          # a compile done sooner than this draws nothing (no flicker)
 LISTED = 12                 # launches named in the list; the rest counted
+PREVIEW_CHARS = 200_000     # of a stage drawn while the others compile (the finished page draws it whole)
 
 ss = st.session_state
 
@@ -37,9 +38,10 @@ class Preview:
     def __init__(self, filename: str):
         self.filename = filename
         self.started = time.monotonic()
-        self.slot = self.head = self.pick = self.body = None
+        self.slot = self.head = self.pick = self.note = self.body = None
         self.picker_drawn = False
         self.drawn: tuple = ()
+        self.body_drawn: tuple | None = None    # (launch, stage names) whose stages the body shows
         self.ticked = -1
 
     def __call__(self, progress) -> None:
@@ -50,7 +52,7 @@ class Preview:
         if self.slot is None:
             self.slot = st.empty()
             with self.slot.container():
-                self.head, self.pick, self.body = st.empty(), st.empty(), st.empty()
+                self.head, self.pick, self.note, self.body = st.empty(), st.empty(), st.empty(), st.empty()
         if progress.total > 1 and not self.picker_drawn:
             self.picker_drawn = True
             with self.pick:
@@ -64,8 +66,7 @@ class Preview:
                 self._draw_head(progress, second)
         if state != self.drawn:
             self.drawn = state
-            with self.body.container():
-                self._draw_body(progress, wanted)
+            self._draw_body(progress, wanted)
 
     @staticmethod
     def _picker(labels: tuple[str, ...]) -> None:
@@ -94,6 +95,9 @@ class Preview:
             st.caption(" · ".join(items) + more)
 
     def _draw_body(self, progress, wanted) -> None:
+        """The note, and the shown launch's stages only when another launch is shown: a launch
+        done elsewhere redraws a line, never its stages again (a job answering a tiny launch every
+        third of a second beside a 15 MB one made the server highlight it each time)."""
         # the same elements in every state, a line then the columns: a run stopped by a pick leaves
         # its elements on the page (faded) until the next run draws over them at the same places
         picked = progress.kernel(wanted) if wanted is not None else None
@@ -108,19 +112,28 @@ class Preview:
                         + ("the one picked." if picked is not None else "the first done."))
             else:
                 note = "No launch is compiled yet."
-            st.caption(note)
+            self.note.caption(note)
         if shown is None:
             return
         backend = "hip" if shown.target.startswith("hip") else "cuda"
         machine = stages.machine_stage(shown.stages) or "ttgir"
         names = [n for n in ("source", machine) if shown.stages.get(n)]
-        for column, name in zip(st.columns(len(names), gap="small"), names):
-            with column:
-                st.markdown(f"**{stages.get(name).label}** · launch {shown.launch + 1}: {html.escape(shown.name)} ({backend})")
-                # `data-preview`, not the panels' `data-stage`: what finds the finished page's panels
-                # (its scripts, tests) never finds this one
-                st.html(stage_html.render_stage_html(name, shown.stages[name], max_height=420).replace(
-                    'data-stage="', 'data-preview="', 1))
+        if self.body_drawn == (shown.launch, tuple(names)):
+            return
+        self.body_drawn = (shown.launch, tuple(names))
+        with self.body.container():
+            for column, name in zip(st.columns(len(names), gap="small"), names):
+                with column:
+                    st.markdown(f"**{stages.get(name).label}** · launch {shown.launch + 1}: {html.escape(shown.name)} ({backend})")
+                    text = shown.stages[name]
+                    if len(text) > PREVIEW_CHARS:        # drawn whole on the finished page
+                        text = text[:max(text.rfind("\n", 0, PREVIEW_CHARS), 1)]
+                        st.caption(f"Its first {text.count(chr(10)) + 1:,} lines; the finished page shows all "
+                                   f"{shown.stages[name].count(chr(10)) + 1:,}.")
+                    # `data-preview`, not the panels' `data-stage`: what finds the finished page's panels
+                    # (its scripts, tests) never finds this one
+                    st.html(stage_html.render_stage_html(name, text, max_height=420).replace(
+                        'data-stage="', 'data-preview="', 1))
 
     def done(self) -> None:
         """The placeholder cleared; the finished page's launch picker set to the launch picked."""
