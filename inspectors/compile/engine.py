@@ -389,7 +389,7 @@ class Engine(FairQueue):
             result = bounded(CompileResult.from_json(reply))
             if stored is not None:              # each launch whole in its answer file: into the launch store
                 result = dataclasses.replace(result, kernels=self.launch_store.adopt(
-                    result.kernels, lambda i: journal.read_at(job.fd, (f"launch-{i}.answer.json",))))
+                    result.kernels, lambda i: journal.read_at(job.fd, (f"launch-{i}.answer.json",)), ticket.session))
             if own and job_cpu is not None:        # its sandbox's whole CPU for it (zygote.py)
                 result = dataclasses.replace(result, timings={**result.timings, **timings_of({"job_cpu_s": job_cpu})})
             return result

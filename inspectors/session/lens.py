@@ -148,7 +148,7 @@ class Lens:
         def watch() -> None:       # waiting for another caller's compile of the same key: its progress
             if (progress := self._live.get(key)) is not None:
                 on_progress(progress)
-        result, hit = self.results.get_or_compute(key, run, _keep, _share, watch if on_progress else None)
+        result, hit = self.results.get_or_compute(key, run, _keep, _share, watch if on_progress else None, owner=who)
         if result.key != key:            # read from another process's file (the key is not in it)
             result = dataclasses.replace(result, key=key)
         return Compiled(result, hit, time.perf_counter() - t0)

@@ -4,7 +4,7 @@ server restart.
 
     store = HistoryStore(settings.workspace_dir / ".history")
     info = store.add("vector_add.py", request, result, figures_json)
-    store.list()            # RecordInfo, oldest first (the newest `keep` are kept)
+    store.list()            # RecordInfo, oldest first (the newest `keep` are kept, within max_bytes)
     store.load(info.id)     # CompileRecord with the whole CompileResult
 
 One record is two files: `<id>.meta.json` (small: what a list shows) and
@@ -75,10 +75,14 @@ def new_record(kernel: str, request: CompileRequest, result: CompileResult, figu
     return CompileRecord(info, request, result)
 
 
+HISTORY_BYTES = 64 << 20      # one workspace's history on disk (a class's student's: theirs alone)
+MAX_RECORD_BYTES = 64 << 20   # a record's JSON, read back at most (its gzip is not unpacked past it)
+
+
 class HistoryStore:
-    def __init__(self, root: Path, keep: int = 40):
+    def __init__(self, root: Path, keep: int = 40, max_bytes: int = HISTORY_BYTES):
         self.root = Path(root).expanduser()
-        self.keep = keep
+        self.keep, self.max_bytes = keep, max_bytes
 
     def add(self, record: CompileRecord, result_gz: bytes | None = None) -> RecordInfo:
         """Write one record (atomically) and forget the oldest beyond `keep`. `result_gz`: the
@@ -128,7 +132,8 @@ class HistoryStore:
             return None
         try:
             info = RecordInfo(**json.loads((self.root / f"{rid}.meta.json").read_text(encoding="utf-8")))
-            body = json.loads(gzip.decompress((self.root / f"{rid}.json.gz").read_bytes()))
+            with gzip.open(self.root / f"{rid}.json.gz", "rb") as f:
+                body = json.loads(f.read(MAX_RECORD_BYTES))
             return CompileRecord(info, CompileRequest(**body["request"]), CompileResult.from_json(body["result"]))
         except (OSError, ValueError, TypeError, KeyError, EOFError):
             return None
@@ -137,7 +142,24 @@ class HistoryStore:
         atomic_write(path, data)
 
     def _prune(self) -> None:
+        """The oldest records forgotten beyond `keep`, and beyond `max_bytes` on disk (the newest
+        one always stays)."""
         ids = sorted(m.name[:-len(".meta.json")] for m in self.root.glob("*.meta.json"))
-        for rid in ids[:-self.keep] if self.keep else ids:
+        drop = set(ids[:-self.keep] if self.keep else ids)
+        total = 0
+        for rid in reversed(ids):                  # newest first: what fits is kept
+            if rid in drop:
+                continue
+            total += sum(_size(self.root / f"{rid}{suffix}") for suffix in (".meta.json", ".json.gz"))
+            if total > self.max_bytes and rid != ids[-1]:
+                drop.add(rid)
+        for rid in drop:
             for suffix in (".meta.json", ".json.gz"):
                 (self.root / f"{rid}{suffix}").unlink(missing_ok=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -24,6 +24,8 @@ from inspectors.base import launches as launches_mod
 from inspectors.base.launches import StoredLaunches
 
 SIZE = "size"               # a folder's bytes, written once it is whole (a folder without it is being made)
+OWNER = "owner"             # who compiled it (the fair queue's session), for their share
+SHARE = 8                   # one owner's results hold at most 1/SHARE of the store: theirs go first past it
 
 
 class LaunchStore:
@@ -35,10 +37,10 @@ class LaunchStore:
         """The server's: beside its Triton cache (base.launches.root), TLENS_LAUNCH_STORE_MB."""
         return cls(launches_mod.root(settings), settings.launch_store_mb << 20)
 
-    def adopt(self, headers: tuple, read: Callable[[int], bytes]) -> StoredLaunches:
+    def adopt(self, headers: tuple, read: Callable[[int], bytes], owner: str = "") -> StoredLaunches:
         """A result's launches as files of a new folder: launch i is `read(i)` (its answer, the
         worker's JSON), gzipped; one that cannot be read is left out (its header says why when
-        it is asked for)."""
+        it is asked for). `owner`: who compiled it; past their share their own oldest go first."""
         token = secrets.token_hex(16)
         folder = self.root / token
         folder.mkdir(parents=True, mode=0o700)
@@ -52,8 +54,9 @@ class LaunchStore:
             with open(path, "wb") as f:
                 f.write(gzip.compress(data, compresslevel=1, mtime=0))
                 total += f.tell()
+        (folder / OWNER).write_text(owner[:500])
         (folder / SIZE).write_text(str(total))
-        self.trim(keep=token)
+        self.trim(keep=token, owner=owner)
         return StoredLaunches(token, headers, folder)
 
     def folders(self) -> list[tuple[float, int, Path]]:
@@ -80,9 +83,21 @@ class LaunchStore:
     def used(self) -> int:
         return sum(size for _, size, _ in self.folders())
 
-    def trim(self, keep: str = "") -> None:
-        """The least recently read results removed until the store is within its bytes."""
+    def trim(self, keep: str = "", owner: str | None = None) -> None:
+        """`owner`'s least recently read results removed while theirs are over their share
+        (max_bytes / SHARE: one student cannot push the class's results out), then anyone's
+        until the store is within its bytes; never `keep`, the result just adopted."""
         folders = self.folders()
+        if owner is not None:
+            mine = [(size, f) for _, size, f in folders if _owner(f) == owner]
+            held = sum(size for size, _ in mine)
+            for size, folder in mine:
+                if held <= self.max_bytes // SHARE:
+                    break
+                if folder.name != keep:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    held -= size
+            folders = [x for x in folders if x[2].exists()]
         total = sum(size for _, size, _ in folders)
         for _, size, folder in folders:
             if total <= self.max_bytes:
@@ -90,3 +105,10 @@ class LaunchStore:
             if folder.name != keep:
                 shutil.rmtree(folder, ignore_errors=True)
                 total -= size
+
+
+def _owner(folder: Path) -> str:
+    try:
+        return (folder / OWNER).read_text()[:500]
+    except OSError:
+        return ""

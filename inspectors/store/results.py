@@ -100,12 +100,16 @@ class _InFlight:
         self.value: Any = None
 
 
+SHARE = 8          # one owner's results (a student's) hold at most 1/SHARE of the disk level
+
+
 class ResultCache:
     def __init__(self, folder: Path | None, max_items: int = 64, max_bytes: int = 256 * 2**20,
                  encode: Callable[[Any], dict] = _same, decode: Callable[[dict], Any] = _same):
         self.folder = Path(folder).expanduser() if folder else None
         self.max_items = max_items
         self.max_bytes = max_bytes
+        self._owned: dict[str, OrderedDict[str, int]] = {}     # owner -> the files they put here (bytes)
         self.encode, self.decode = encode, decode
         self._memory: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
@@ -125,9 +129,11 @@ class ResultCache:
             self._remember(key, value)
         return value
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: Any, owner: str = "") -> None:
+        """`owner` (who compiled it): past their share of the disk level (max_bytes / SHARE),
+        their own oldest files go, not the class's."""
         self._remember(key, value)
-        self._write_disk(key, value)
+        self._write_disk(key, value, owner)
 
     def gzipped(self, key: str) -> bytes | None:
         """The result's JSON, gzipped, as the disk level holds it (written by this process a
@@ -171,7 +177,7 @@ class ResultCache:
                 os.utime(path)            # read = recently used
         return value
 
-    def _write_disk(self, key: str, value: Any) -> None:
+    def _write_disk(self, key: str, value: Any, owner: str = "") -> None:
         path = self._path(key)
         if path is None:
             return
@@ -183,12 +189,32 @@ class ResultCache:
                 while len(self._recent_gz) > _RECENT_GZ:
                     self._recent_gz.popitem(last=False)
             atomic_write(path, data)
+            if owner:
+                self._charge(owner, key, len(data))
             self._written += len(data)
             if self._written >= self.max_bytes // 20:    # trimmed once per 5 % of the budget written: a
                 self._written = 0                        # stat of every file per put cost every click
                 self._trim_disk()
         except OSError:
             pass                      # a full or read-only disk: the memory level still works
+
+    def _charge(self, owner: str, key: str, size: int) -> None:
+        """`owner`'s files, the newest `key`; their oldest removed while they hold more than their share."""
+        with self._lock:
+            mine = self._owned.setdefault(owner, OrderedDict())
+            mine[key] = size
+            mine.move_to_end(key)
+            held, gone = sum(mine.values()), []
+            while held > self.max_bytes // SHARE and len(mine) > 1:
+                old, n = mine.popitem(last=False)
+                held -= n
+                gone.append(old)
+                self._recent_gz.pop(old, None)
+            if len(self._owned) > 10_000:         # owners of long ago: their accounts forgotten
+                self._owned = {owner: mine}
+        for old in gone:
+            with contextlib.suppress(OSError):
+                os.unlink(self._path(old))
 
     def _disk_files(self) -> list[os.DirEntry]:
         if self.folder is None or not self.folder.is_dir():
@@ -212,7 +238,7 @@ class ResultCache:
     def get_or_compute(self, key: str, compute: Callable[[], Any],
                        keep: Callable[[Any], bool] = lambda v: True,
                        share: Callable[[Any], bool] = lambda v: True,
-                       while_waiting: Callable[[], None] | None = None) -> tuple[Any, bool]:
+                       while_waiting: Callable[[], None] | None = None, owner: str = "") -> tuple[Any, bool]:
         """(value, came from the cache). Results `keep` rejects (a timeout, a crash: they say
         nothing about the source) are returned but not stored. One computation per key at a
         time: who asks while it runs waits for it, and gets its value even when it is not kept,
@@ -220,7 +246,7 @@ class ResultCache:
         students with one hanging kernel wait one time limit, not three in a row); else
         computes its own (e.g. a refusal that was about the first asker only). `while_waiting()`
         is called about five times a second while this caller waits for another's computation
-        (the page of a rerun shows the first run's progress)."""
+        (the page of a rerun shows the first run's progress). `owner`: who computes it (put's)."""
         asked = time.time()
         while True:
             value = self.get(key)
@@ -251,7 +277,7 @@ class ResultCache:
                     if value is None or not share(value):
                         value = compute()
                         if keep(value):
-                            self.put(key, value)
+                            self.put(key, value, owner)
                         elif share(value):
                             self._write_shared(key, value)
                     flight.value = value

@@ -112,3 +112,17 @@ def test_the_engine_stores_a_big_results_launches_equal_to_the_whole_answer(engi
         assert dataclasses.replace(a, compile_seconds=0) == dataclasses.replace(b, compile_seconds=0)
         assert "sass" in b.stages and b.analysis
     assert len(json.dumps(stored.to_json())) < 64_000 < len(json.dumps(whole.to_json()))
+
+
+def test_one_owner_cannot_push_the_class_out_of_the_launch_store(tmp_path):
+    import os
+    from inspectors.store import launches as store_mod
+    kernels = [_kernel(i, ptx=os.urandom(30_000).hex()) for i in range(3)]
+    heads = tuple(map(header_of, kernels))
+    store = LaunchStore(tmp_path, 1 << 30)
+    one = store.adopt(heads, _answers(kernels), "user:alice")
+    store.max_bytes = store.used() * 20                  # room for 20 results; a student's share is 20/SHARE
+    theirs = [store.adopt(heads, _answers(kernels), "user:mallory") for _ in range(12)]
+    kept = [s for s in theirs if s.folder.exists()]
+    assert one.folder.exists() and theirs[-1].folder.exists()
+    assert len(kept) <= 20 // store_mod.SHARE + 1, len(kept)

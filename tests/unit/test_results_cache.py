@@ -167,3 +167,21 @@ def test_a_hang_is_shared_across_processes_once_and_not_kept(tmp_path):
     assert len(calls) == 1                   # one time limit for the three processes
     assert [v for v, _ in out] == [TIMEOUT] * 3
     assert ResultCache(tmp_path / "results").get("hang") is None
+
+
+def test_one_owner_cannot_push_the_class_out_of_the_disk_level(tmp_path):
+    """Issue 56's cache flood: four ~90 MB answers of one student pushed every result cached
+    before out of the shared disk cache. Now past their share (1/SHARE of the bytes) a student's
+    own oldest go; the class's stay."""
+    import os
+    from inspectors.store import results
+    cache = ResultCache(tmp_path, max_items=4, max_bytes=1 << 20)
+    for i in range(3):
+        cache.put(f"class{i}", {"text": os.urandom(50_000).hex()}, owner=f"user:student{i}")
+    for i in range(10):                     # ~100 KB each gzipped: ten are past the whole cache
+        cache.put(f"flood{i}", {"text": os.urandom(100_000).hex()}, owner="user:mallory")
+    on_disk = {p.name.split(".")[0] for p in tmp_path.glob("*.json.gz")}
+    assert {"class0", "class1", "class2"} <= on_disk, on_disk
+    flood = sorted(n for n in on_disk if n.startswith("flood"))
+    assert flood and flood[-1] == "flood9" and len(flood) <= 2                 # hers: the newest within her share
+    assert sum(p.stat().st_size for p in tmp_path.glob("flood*")) <= (1 << 20) // results.SHARE + 220_000

@@ -135,6 +135,28 @@ def test_history_store_round_trip_and_prune(tmp_path):
     assert len(store.list()) == 3                          # a broken record is skipped
 
 
+def test_history_is_bounded_in_bytes_per_workspace(tmp_path):
+    """Issue 56's history flood: four ~90 MB answers put 286 MB into one student's .history (40
+    records kept, no byte limit). Now the oldest go past max_bytes; the newest always stays."""
+    import os
+    store = HistoryStore(tmp_path / ".history", keep=40, max_bytes=1 << 20)
+    request = CompileRequest(source="src", filename="k.py")
+    ids = []
+    for i in range(6):                 # each ~450 KB gzipped (random hex halves at most)
+        result = CompileResult(triton_version="3.9.0", output=os.urandom(400_000).hex())
+        rec = new_record("k.py", request, result, {}, when=1_700_000_000 + i)
+        store.add(rec)
+        ids.append(rec.info.id)
+    kept = [i.id for i in store.list()]
+    on_disk = sum(p.stat().st_size for p in (tmp_path / ".history").iterdir())
+    assert kept == ids[-2:] and on_disk <= 1 << 20, (kept, on_disk)
+    assert store.load(ids[-1]).result.output == result.output
+    big = CompileResult(output=os.urandom(1 << 20).hex())            # alone over the bound: kept, alone
+    rec = new_record("k.py", request, big, {}, when=1_700_000_100)
+    store.add(rec)
+    assert [i.id for i in store.list()] == [rec.info.id]
+
+
 def test_a_record_takes_the_result_caches_gzipped_bytes_as_they_are(tmp_path):
     """The result cache's file is the record's result (three gzip members read back as one)."""
     from inspectors.store.results import ResultCache
