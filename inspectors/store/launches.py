@@ -56,7 +56,7 @@ class LaunchStore:
                 total += f.tell()
         (folder / OWNER).write_text(owner[:500])
         (folder / SIZE).write_text(str(total))
-        self.trim(keep=token, owner=owner)
+        self.trim(keep=token, owner=owner or None)      # "" (no one named): the store's bound only
         return StoredLaunches(token, headers, folder)
 
     def folders(self) -> list[tuple[float, int, Path]]:
