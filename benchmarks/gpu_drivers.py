@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     ROOT / "tests" / "snippets" / "autotune_prune.py",
+    ROOT / "tests" / "snippets" / "line_info_off.py",      # TRITON_DISABLE_LINE_INFO at import (unsloth's)
     ROOT / "tests" / "snippets" / "modern" / "gluon_softmax.py",    # @gluon.jit, its layout from the host
     # the Hopper lesson's three steps: cp.async, TMA loads and store, and the warp_specialize loop as sm_90
     # compiles it
