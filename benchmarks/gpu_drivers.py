@@ -119,6 +119,7 @@ def _run_on_gpu(path: Path) -> list[dict]:
     from triton import knobs
 
     seen: list = []
+    saved_env = dict(os.environ)      # a driver that sets TRITON_DISABLE_LINE_INFO sets it for itself only
 
     def hook(*, key, repr, fn, compile, is_manual_warmup, already_compiled):
         seen.append((fn.jit_function, key))
@@ -145,6 +146,8 @@ def _run_on_gpu(path: Path) -> list[dict]:
         triton_shim.jit_module.serialize_specialization_data = serialize
         torch.set_default_device("cpu")
         inductor.undo()
+        os.environ.clear()
+        os.environ.update(saved_env)
     kernels = []
     for fn, key in seen:
         found = None

@@ -42,9 +42,10 @@ def file_name(i: int) -> str:
 
 
 def header_of(kernel):
-    """A launch as the step lists it: everything but its texts (stages, cubin, passes, line twin) and analysis."""
+    """A launch as the step lists it: everything but its texts (stages, cubin, passes, the
+    compiler's diagnostics, line twin) and analysis."""
     from dataclasses import replace
-    return replace(kernel, stages={}, cubin="", passes=(), analysis={}, line_twin={})
+    return replace(kernel, stages={}, cubin="", passes=(), analysis={}, line_twin={}, diagnostics="")
 
 
 class StoredLaunches(Sequence):
