@@ -73,6 +73,10 @@ def test_flex_with_a_document_mask_a_score_mod_and_gqa_forward_and_backward(engi
 
 def test_an_associative_scan_with_a_dynamic_batch(engine, snippet):
     """torch.compile's associative_scan (a combine subgraph), mark_dynamic on the batch: Triton's scan."""
+    import torch
+    if tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 12):
+        pytest.skip("torch 2.11's Inductor refuses a scan whose combine graph has lifted symbols "
+                    "(an H200 with torch 2.11 raises the same: benchmarks/results/gpu_drivers.txt)")
     r = _compile(engine, snippet, "scan_recurrence.py")
     assert any("tt.scan" in k.stages["ttir"] for k in r.kernels), [k.name for k in r.kernels]
 
