@@ -6,6 +6,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field, fields
 
+from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
 from inspectors.base.launches import StoredLaunches
 
@@ -319,7 +320,7 @@ def bounded_kernel(k: KernelResult) -> KernelResult:
                         cubin, passes, bounded_error(k.error),
                         k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
                         bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin),
-                        {str(s): bound_text(t) for s, t in dict(k.line_twin).items() if s in ("ttir", "ttgir", "llir", "ptx", "differs")})
+                        {str(s): bound_text(t) for s, t in dict(k.line_twin).items() if s in stage_table.BY_NAME or s == "differs"})
 
 
 def bounded(result: CompileResult) -> CompileResult:

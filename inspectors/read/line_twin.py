@@ -61,13 +61,18 @@ def _kept(stage: str, text: str, twin: bool) -> list[tuple[int, str]]:
     return out
 
 
-STAGES = ("ttir", "ttgir", "llir", "ptx")      # what a twin maps (SASS: not yet, it is disassembled later)
+FAMILIES = ("mlir", "llir", "ptx")     # the stages a twin maps, by family (SASS: not yet, it is disassembled later)
+
+
+def mapped(stage: str) -> bool:
+    """Whether a twin maps `stage` (TTIR, TTGIR, LLVM IR, PTX)."""
+    return stage_table.family_of(stage) in FAMILIES
 
 
 def twins(real: dict, twin: dict) -> dict:
     """What a kernel keeps of its twin (KernelResult.line_twin): the twin's TTIR, TTGIR, LLVM IR and PTX
     where they pair with the real ones, else why not ({"differs": ...})."""
-    kept = {s: twin[s] for s in STAGES if real.get(s) and twin.get(s) and align(s, real[s], twin[s]) is not None}
+    kept = {s: twin[s] for s in real if mapped(s) and real.get(s) and twin.get(s) and align(s, real[s], twin[s]) is not None}
     if real.get("ptx") and "ptx" not in kept:
         return {"differs": "a twin compiled with line info has another PTX instruction stream"}
     return kept

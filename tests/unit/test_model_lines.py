@@ -1,7 +1,7 @@
 """The launch card's torch.compile line (app/widgets/model_lines.py): the graph, what the kernel
 fuses, the user's lines; a line found only as the call that ran the compiled code says so."""
 from app.widgets import model_lines
-from inspectors.base.result import KernelResult
+from inspectors.base.result import CompileResult, KernelResult
 
 
 def _kernel(origin: dict) -> KernelResult:
@@ -22,4 +22,4 @@ def test_a_line_from_the_call_says_so():
     text = model_lines.caption(k, "flex.py")
     assert text.endswith("flex.py line 14 (the line that ran the compiled code: its graph's nodes name no line "
                          "of this file)")
-    assert model_lines.launches_by_line(type("R", (), {"kernels": (k,)})(), "flex.py") == {14: [0]}
+    assert model_lines.launches_by_line(CompileResult(kernels=(k,)), "flex.py") == {14: [0]}

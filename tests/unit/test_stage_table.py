@@ -181,7 +181,7 @@ def test_a_new_family_needs_one_reader_and_nothing_else(spirv, tmp_path):
     kernel = KernelResult(name="k", target="cuda:90", options={"num_warps": 4}, args=(),
                           stages={"source": "x", **texts})
     result = CompileResult(kernels=(kernel,), triton_version="3.9.0")
-    data = compile_cmd._json(result, "k.py")["kernels"][0]
+    data = compile_cmd._kernel_json(result.kernels[0], "k.py")
     assert data["stages"]["spirv"] == SPIRV and data["source_map"]["7"]["spirv"] == [5, 6]
     # the export: a file named by its row's extension
     found = insight.analyze(kernel, kernel.stages, "k.py")
