@@ -109,8 +109,11 @@ def test_the_engine_stores_a_big_results_launches_equal_to_the_whole_answer(engi
     assert isinstance(stored.kernels, StoredLaunches) and not isinstance(whole.kernels, StoredLaunches)
     assert len(stored.kernels) == len(whole.kernels) == 8
     for a, b in zip(whole.kernels, stored.kernels):
-        assert dataclasses.replace(a, compile_seconds=0) == dataclasses.replace(b, compile_seconds=0)
-        assert "sass" in b.stages and b.analysis
+        # two compiles: what may differ between them is their time and what the compiler printed
+        # (a compile from Triton's cache prints nothing new)
+        assert dataclasses.replace(a, compile_seconds=0, diagnostics="") == \
+            dataclasses.replace(b, compile_seconds=0, diagnostics="")
+        assert a.stages == b.stages and "sass" in b.stages and b.analysis
     assert len(json.dumps(stored.to_json())) < 64_000 < len(json.dumps(whole.to_json()))
 
 
