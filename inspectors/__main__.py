@@ -33,6 +33,11 @@ of the CLI itself.
 insight keys and the SASS, which come with the result), then `{"event": "result", ...}`, the
 `--json` object (or `{"event": "result", "error": {...}}`).
 
+`--summary` prints every launch in one table instead of a stage: its graph (forward, backward,
+inference under torch.compile), kernel, warps, stages, the lines of the file it computes and
+the ATen ops it fuses (inspectors/explain/step.py); with `--json` the object gains `"summary"`,
+those rows.
+
 `diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
 options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
 with launch i of B. `--json` prints `{"a": {...}, "b": {...}, "launches": [{"launch",
@@ -79,6 +84,9 @@ def add_commands(sub) -> None:
     c.add_argument("--jsonl", action="store_true", help="stream JSON lines: the launches, each one as it is "
                    "compiled, then the --json object as {\"event\": \"result\", ...}")
     c.add_argument("--stage", default="ptx", help="stage to print without --json (default ptx)")
+    c.add_argument("--summary", action="store_true", help="every launch in one table (graph, kernel, warps, "
+                   "stages, the lines it computes, the ATen ops it fuses) instead of a stage; with --json, "
+                   "the object's \"summary\" rows")
 
     d = sub.add_parser("diff", help="compare two compiles: two files, or one file with two option sets")
     d.add_argument("a", type=Path, metavar="A")

@@ -11,6 +11,7 @@ from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult
 from inspectors.base.targets import TargetError, parse as parse_target
 from inspectors.commands import error_json, fail
+from inspectors.explain import step
 from inspectors.read import line_twin
 from inspectors.session import files as session_files
 from inspectors.session import insights
@@ -51,9 +52,14 @@ def cmd_compile(args) -> int:
         return fail(result.error, args.json)
     if args.json:
         extra = {"error": error_json(result.error)} if result.partial else {}
+        if args.summary:
+            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name)]
         _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
-    _print_text(result, args.stage)
+    if args.summary:
+        print(step.text(step.rows(result.headers, args.file.name)))
+    else:
+        _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0
 
 

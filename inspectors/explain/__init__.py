@@ -2,6 +2,7 @@
 computes from text and starts nothing of its own.
 
     insight          the composed per-kernel report (memory ops, source map, resources, thread map).
+    step             a result's launches as one table: graph, kernel, warps, stages, lines, ATen ops.
     threadmap        %ctaid/%tid -> elements.
     vectorization    why an access is narrower than its layout allows.
     coalescing       how well each global access coalesces (the lesson's model).
