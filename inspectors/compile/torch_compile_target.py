@@ -142,6 +142,14 @@ class CompiledOnTarget:
         self._real = torch.compile
         self._set(torch, "compile", self.compile)
         if self.view is not None:
+            real_export = torch.export.export
+
+            def export(*args, **kwargs):        # its fake parameters on `cuda` need a device guard (CPU torch)
+                from inspectors.target import cuda_guard
+                self.guard_missing = cuda_guard.ensure()
+                return real_export(*args, **kwargs)
+            self._set(torch.export, "export", export)
+        if self.view is not None:
             # Dynamo asks the accelerator's current stream when it starts tracing (torch 2.11,
             # without asking whether there is one): a CUDA build of torch with no GPU raises
             try:

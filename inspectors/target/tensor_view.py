@@ -77,16 +77,21 @@ def _deepcopy(t, memo: dict, on_target):
 def _tensor_class():
     import torch
 
+    base_device = torch._C.TensorBase.device.__get__
+
     class TargetTensor(torch.Tensor):
         """A CPU tensor that says it lives on the target GPU."""
 
         @property
         def device(self):
-            return torch.device("cuda", 0)
+            # a CPU tensor is on the target; a meta copy (torch.export's fake tensors are made from
+            # one) says meta, as FakeTensor requires
+            real = base_device(self)
+            return torch.device("cuda", 0) if real.type == "cpu" else real
 
         @property
         def is_cuda(self):
-            return True
+            return base_device(self).type == "cpu"
 
         def cuda(self, *args, **kwargs):
             return self
