@@ -89,6 +89,18 @@ def test_an_exported_model_compiles_for_the_target(engine, snippet):
     assert any("gelu" in n for n in names) and any("softmax" in n for n in names), names
 
 
+def test_float8_training_built_on_meta(engine, snippet):
+    """torchao's float8 training as torchtitan sets it up (meta device, to_empty on the GPU,
+    convert_to_float8_training, compiled): the casts and scales fused into the forward and the
+    backward, the matmuls left to _scaled_mm."""
+    pytest.importorskip("torchao.float8", exc_type=ImportError)
+    r = _compile(engine, snippet, "float8_train.py")
+    graphs = {k.origin["graph"] for k in r.kernels}
+    assert graphs == {"forward", "backward"}, graphs
+    assert any("aten._scaled_mm" in k.origin.get("aten_ops", ()) or "_scaled_mm" in k.name for k in r.kernels)
+    assert any("fp8e4nv" in k.stages["ttir"] or "f8E4M3FN" in k.stages["ttir"] for k in r.kernels)
+
+
 def test_flex_attention_under_no_grad_writes_no_logsumexp(engine, snippet):
     src = snippet("compiled/flex.py").replace("    out = attention(q, k, v, block_mask=mask)",
                                                "    with torch.no_grad():\n        out = attention(q, k, v, block_mask=mask)")
