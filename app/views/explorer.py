@@ -33,7 +33,8 @@ from app.components import stage_panel
 from app.state import keep, keys, records, urlstate, workspace
 from app.state import kernel_files as files
 from app.state.kernel_files import NEW_KERNEL, WS
-from app.widgets import compile_options, model_lines, panels, present, profile_view, streaming, tables, workspace_box
+from app.widgets import (compile_options, model_lines, panels, present, profile_view, step_table, streaming, tables,
+                         workspace_box)
 from app.render.text import code_span, plain
 from inspectors.explain import diff
 from inspectors.session import files as session_files
@@ -282,6 +283,8 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
         panels.render_partial(result)
     if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
         ss[keys.LAUNCH] = pending.launch
+    if present_bar is None:
+        step_table.render(result, files.filename())      # the step at a glance; a row picked opens its launch
     if present_bar is not None:
         kernel = panels.pick_launch(result.kernels, present_bar.launch, compact=True)
         stage_col = follow_col = None

@@ -40,6 +40,8 @@ def rows(headers, filename: str) -> list[StepRow]:
         lines = origin.get("lines", {}).get(filename, ()) if isinstance(origin.get("lines"), dict) else ()
         label = str(k.label or k.name)
         config = label.split(" · ", 1)[1] if " · " in label else ("" if label == k.name else label)
+        if not config:           # a file's own launches: how the JIT specialized their arguments
+            config = ", ".join(a.describe() for a in k.args if a.type != "constexpr" or a.value is not None)[:200]
         out.append(StepRow(
             launch=i + 1, graph=str(origin.get("graph", "")), kernel=str(k.name), config=config,
             warps=_int(k.options.get("num_warps")), stages=_int(k.options.get("num_stages")),

@@ -25,6 +25,9 @@ def test_a_stored_results_launches_are_picked_and_shown(monkeypatch):
     assert isinstance(newest.kernels, StoredLaunches) and len(newest.kernels) == 3
     launches = at.selectbox(key="launch")
     assert len(launches.options) == 3
+    table = next(d for d in at.dataframe if d.key == "step-table")        # the step at a glance, from headers
+    assert list(table.value["kernel"]) == ["copy_kernel"] * 3 and list(table.value["#"]) == [1, 2, 3]
+    assert any(e.label.startswith("The step: 3 launches") for e in at.expander)
     first = panels(at)["ptx"]["lines"]
     launches.set_value(2).run()
     assert not at.exception

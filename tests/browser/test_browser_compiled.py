@@ -45,3 +45,22 @@ def test_a_click_on_a_model_line_opens_the_kernel_that_computes_it(page):
     py = page.locator('.tlens-panel[data-stage="source"]', has_text="@triton.jit").first
     expect(py).to_contain_text("def triton_poi_fused_add_addmm_gelu_1(")
     page.screenshot(path=str(SHOTS / "compiled_model_line.png"), full_page=True)
+
+
+def test_the_step_table_lists_every_launch_and_a_row_opens_it(page):
+    """Issue 57's step at a glance: every launch of the step in one table above the panels (its
+    graph, kernel, config, lines, ATen ops); a row picked opens that launch's stages."""
+    step = page.get_by_text("The step: 9 launches · 3 inference, 3 forward, 3 backward")
+    expect(step).to_be_visible(timeout=240_000)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    expect(grid).to_be_visible(timeout=30_000)
+    grid.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / "step_table.png"), full_page=False)
+    box = grid.bounding_box()
+    # the row-marker column of the 7th row (the backward graph's GELU-backward reduction); the
+    # header and each row are ~35 px tall
+    page.mouse.click(box["x"] + 16, box["y"] + 35 + 35 * 6 + 17)
+    expect(page.locator('.tlens-panel[data-stage="ptx"]', has_text=".entry triton_per_fused_gelu_gelu_backward_sum_0")
+           ).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("torch.compile · backward graph")).to_be_visible(timeout=30_000)

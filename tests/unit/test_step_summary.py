@@ -28,6 +28,7 @@ def test_rows_say_graph_kernel_lines_and_ops_in_launch_order():
         (1, "forward", "triton_poi_fused_gelu_0", (12,)), (2, "backward", "triton_red_fused_sum_1", (12, 13)),
         (3, "", "add_kernel", ())]
     assert found[1].aten_ops == ("aten.sum", "aten.mul") and found[2].config == "launch 3" and found[2].failed == "cubin"
+    assert found[0].config == ""                      # no args to describe here; a file's own launch describes them
     table = step.text(found)
     assert "triton_red_fused_sum_1" in table and "12,13" in table and "stopped at cubin" in table
     assert table.splitlines()[-1] == "3 launch(es): 1 forward, 1 backward, 1 launches"
@@ -48,3 +49,11 @@ def test_cli_summary_of_a_compiled_block(tmp_path):
     assert len(rows) == len(data["kernels"]) and {r["graph"] for r in rows} >= {"forward", "backward"}
     assert all(r["kernel"] == k["name"] for r, k in zip(rows, data["kernels"]))
     assert any(r["lines"] and r["aten_ops"] for r in rows)
+
+
+def test_a_table_row_picked_opens_its_launch_once():
+    from app.widgets.step_table import opened
+    assert opened([2], None, 5) == 2                  # a row picked: its launch
+    assert opened([2], 2, 5) is None                  # the same pick again: the picker stays the user's
+    assert opened([], 2, 5) is None and opened(None, None, 5) is None
+    assert opened([7], None, 5) is None and opened([-1], None, 5) is None     # not a launch of this result
