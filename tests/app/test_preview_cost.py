@@ -14,22 +14,28 @@ def _script():
     from inspectors.compile.journal import Progress
 
     drawn = []
-    real = stage_html.render_stage_html
+    real = stage_html.render_stage_html       # (this process's module: put back whatever happens)
     stage_html.render_stage_html = lambda name, text, **kw: drawn.append((name, len(text))) or real(name, text[:200], **kw)
-    big = KernelResult("big", "cuda:90", {}, (), {"source": "x = 1\n" * 400_000, "ptx": "mov.u32 %r1, 0;\n" * 1_000_000})
-    progress = Progress(labels=tuple(f"launch {i}" for i in range(30)))
-    progress._kernels[0], progress.done[0] = big, 0.1
-    preview = streaming.Preview("k.py")
-    preview.started -= 5                       # a compile running for a while: the preview is drawn
-    preview(progress)
-    for i in range(1, 20):                      # a tiny launch done after another
-        progress._kernels[i] = KernelResult(f"k{i}", "cuda:90", {}, (), {"source": "y = 2\n", "ptx": "ret;\n"}, launch=i)
-        progress.done[i] = 0.1 + i
+    try:
+        big = KernelResult("big", "cuda:90", {}, (), {"source": "x = 1\n" * 400_000, "ptx": "mov.u32 %r1, 0;\n" * 1_000_000})
+        progress = Progress(labels=tuple(f"launch {i}" for i in range(30)))
+        progress._kernels[0], progress.done[0] = big, 0.1
+        preview = streaming.Preview("k.py")
+        preview.started -= 5                       # a compile running for a while: the preview is drawn
         preview(progress)
+        for i in range(1, 20):                      # a tiny launch done after another
+            progress._kernels[i] = KernelResult(f"k{i}", "cuda:90", {}, (), {"source": "y = 2\n", "ptx": "ret;\n"},
+                                                launch=i)
+            progress.done[i] = 0.1 + i
+            preview(progress)
+    finally:
+        stage_html.render_stage_html = real
     st.session_state["drawn"] = drawn
 
 
 def test_a_big_launch_is_drawn_once_and_only_its_first_part():
+    from app.render import stage_html
+    real = stage_html.render_stage_html
     at = AppTest.from_function(_script, default_timeout=60)
     at.run()
     assert not at.exception, at.exception
@@ -38,3 +44,4 @@ def test_a_big_launch_is_drawn_once_and_only_its_first_part():
     assert [name for name, _ in drawn] == ["source", "ptx"], drawn        # once, not once per launch done
     assert all(n <= PREVIEW_CHARS for _, n in drawn)
     assert any("the finished page shows all" in c.value for c in at.caption)
+    assert stage_html.render_stage_html is real           # the renderer put back for the tests after this one
