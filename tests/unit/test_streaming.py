@@ -183,7 +183,8 @@ def test_a_launch_opened_while_the_others_compile_is_compiled_next(two_children)
     assert len(done_when_asked) <= 2                        # asked before a third launch began
     seen = progress.done                                    # launch -> when the server saw it done
     assert sorted(seen) == list(range(8))
-    assert seen[7] < seen[5] and seen[7] < seen[6], seen    # 7 jumped the queue
+    # 7 jumped the queue: done no later than those in between (two children: 7 and 5 may end in one poll)
+    assert seen[7] <= seen[5] and seen[7] <= seen[6], seen
 
 
 def test_a_callback_that_raises_leaves_the_compile_whole(engine):
