@@ -32,10 +32,7 @@ def render(result: CompileResult, filename: str) -> None:
     found = step.rows(result.headers, filename)
     if len(found) < 2 or not (len(found) >= 6 or any(str(h.label) not in ("", h.name) or h.origin for h in result.headers)):
         return
-    by_graph: dict[str, int] = {}
-    for r in found:
-        if r.graph:
-            by_graph[r.graph] = by_graph.get(r.graph, 0) + 1
+    by_graph = step.graphs(found)
     title = f"The step: {len(found)} launches" + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items())
                                                    if by_graph else "")
     rows = [{"#": r.launch, "graph": r.graph, "kernel": r.kernel, "config": r.config, "warps": r.warps,

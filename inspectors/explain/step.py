@@ -60,11 +60,17 @@ def text(found: list[StepRow], width: int = 60) -> str:
              ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r in found]
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
-    graphs: dict[str, int] = {}
-    for r in found:
-        graphs[r.graph or "launches"] = graphs.get(r.graph or "launches", 0) + 1
-    lines.append(f"{len(found)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs.items()))
+    lines.append(f"{len(found)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(found, "launches").items()))
     return "\n".join(lines)
+
+
+def graphs(found: list[StepRow], outside: str = "") -> dict[str, int]:
+    """Launches per graph, in the order met; those outside torch.compile under `outside` ("": left out)."""
+    out: dict[str, int] = {}
+    for r in found:
+        if r.graph or outside:
+            out[r.graph or outside] = out.get(r.graph or outside, 0) + 1
+    return out
 
 
 def _cut(s: str, width: int) -> str:
