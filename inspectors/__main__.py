@@ -34,9 +34,11 @@ insight keys and the SASS, which come with the result), then `{"event": "result"
 `--json` object (or `{"event": "result", "error": {...}}`).
 
 `--summary` prints every launch in one table instead of a stage: its graph (forward, backward,
-inference under torch.compile), kernel, warps, stages, the lines of the file it computes and
-the ATen ops it fuses (inspectors/explain/step.py); with `--json` the object gains `"summary"`,
-those rows.
+inference under torch.compile), kernel, warps, stages, grid, registers, the bytes it moves and
+FLOPs of its dots, its time estimated on a target GPU without one (`--gpu H100`; default the
+target's first in inspectors/base/gpu_specs.py) and its share of the step, the lines of the
+file it computes and the ATen ops it fuses (inspectors/explain/step.py); with `--json` the
+object gains `"summary"`, those rows.
 
 `diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
 options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
@@ -87,6 +89,8 @@ def add_commands(sub) -> None:
     c.add_argument("--summary", action="store_true", help="every launch in one table (graph, kernel, warps, "
                    "stages, the lines it computes, the ATen ops it fuses) instead of a stage; with --json, "
                    "the object's \"summary\" rows")
+    c.add_argument("--gpu", default="", help="the GPU --summary estimates times on (H200, H100, B200, A100, "
+                   "MI300X; default the target's first)")
 
     d = sub.add_parser("diff", help="compare two compiles: two files, or one file with two option sets")
     d.add_argument("a", type=Path, metavar="A")

@@ -8,6 +8,7 @@ nothing.
     codec            frozen dataclasses to JSON and back, checked against their annotations.
     stages           the stage table that drives tabs, lexers, file names and CLI keys.
     targets          compile targets (cuda:90, hip:gfx942, ...), parsed.
+    gpu_specs        each target GPU's bandwidth, peak FLOP/s and SMs, from vendor data (time estimates).
     settings         the documented TLENS_* environment variables, read once.
     files            writing a file whole or not at all.
     triton_support   the Triton versions Triton Lens supports and what differs between them.

@@ -73,6 +73,8 @@ class KernelResult:
                                  # graph, the FX nodes and ATen ops it fuses, the user's lines (inspectors.compile.torch_compile_target)
     line_twin: dict = field(default_factory=dict)   # compiled without line info: its stages' twins with it,
                                  # which maps them (inspectors/read/line_twin.py), or {"differs": stage}
+    workload: dict = field(default_factory=dict)    # what one launch of it does: grid, bytes, FLOPs, registers
+                                 # (inspectors/explain/estimate.workload_of; kept in its header)
 
     def home(self, filename: str) -> str:
         """The file the kernel's line info maps to: its own file, else the user's `filename`."""
@@ -297,6 +299,37 @@ def bounded_origin(origin) -> dict:
     return json.loads(text)
 
 
+_WORKLOAD_INTS = ("bytes", "flops", "registers", "shared_bytes", "spills", "blocks_per_sm")
+_WORKLOAD_TEXTS = ("from", "dot_dtype", "flops_unknown")
+
+
+def _small_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
+
+
+def bounded_workload(w) -> dict:
+    """A launch's workload as the server keeps it (a worker's, so anything): its known keys,
+    plain ints and short strings, 64 tensors and integers at most."""
+    if not isinstance(w, dict):
+        return {}
+    out = {k: w[k] for k in _WORKLOAD_INTS if _small_int(w.get(k))}
+    out.update({k: w[k][:200] for k in _WORKLOAD_TEXTS if isinstance(w.get(k), str)})
+    if isinstance(w.get("grid"), list) and len(w["grid"]) <= 3 and all(map(_small_int, w["grid"])):
+        out["grid"] = list(w["grid"])
+    for k in ("reads", "writes"):
+        if isinstance(w.get(k), list):
+            out[k] = [str(a)[:200] for a in w[k][:64]]
+    if isinstance(w.get("ints"), dict):
+        out["ints"] = {str(k)[:200]: v for k, v in list(w["ints"].items())[:64] if _small_int(v)}
+    if isinstance(w.get("tensors"), list):
+        out["tensors"] = [{"arg": str(t.get("arg"))[:200], "dtype": str(t.get("dtype"))[:40],
+                           "bytes": t["bytes"] if _small_int(t.get("bytes")) else 0,
+                           "shape": [d for d in t.get("shape", ())[:8] if _small_int(d)]
+                           if isinstance(t.get("shape"), list) else []}
+                          for t in w["tensors"][:64] if isinstance(t, dict)]
+    return out
+
+
 def bounded_error(e: CompileError | None) -> CompileError | None:
     if e is None:
         return None
@@ -320,7 +353,8 @@ def bounded_kernel(k: KernelResult) -> KernelResult:
                         cubin, passes, bounded_error(k.error),
                         k.analysis if isinstance(k.analysis, dict) else {}, str(k.source_path)[:4096],
                         bound_text(str(k.diagnostics), MAX_MESSAGE_CHARS * 4), bounded_origin(k.origin),
-                        {str(s): bound_text(t) for s, t in dict(k.line_twin).items() if s in stage_table.BY_NAME or s == "differs"})
+                        {str(s): bound_text(t) for s, t in dict(k.line_twin).items() if s in stage_table.BY_NAME or s == "differs"},
+                        bounded_workload(k.workload))
 
 
 def bounded(result: CompileResult) -> CompileResult:

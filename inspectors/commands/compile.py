@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
+from inspectors.base import gpu_specs
 from inspectors.base import settings as settings_mod
 from inspectors.base import stages as stage_table
 from inspectors.base.errors import CompileError
@@ -29,6 +30,12 @@ def cmd_compile(args) -> int:
         stage_table.get(args.stage)
     except (TargetError, KeyError) as e:
         return fail(CompileError("usage", str(e).strip('"')), args.json)
+    gpu = None
+    if args.gpu:
+        gpu = gpu_specs.named(args.gpu)
+        if gpu is None:
+            return fail(CompileError("usage", f"no figures for a GPU named {args.gpu!r}; known: "
+                                     + ", ".join(g.name for g in gpu_specs.GPUS)), args.json)
     try:
         source = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -38,7 +45,7 @@ def cmd_compile(args) -> int:
                              num_warps=args.num_warps, num_stages=args.num_stages,
                              constexprs=dict(args.constexpr), signature=args.signature,
                              max_output_bytes=settings.max_output_bytes, triton_version=args.triton or "",
-                             analysis_s=60.0 if args.json else 0.0, files=files, package=package)
+                             analysis_s=60.0 if args.json or args.summary else 0.0, files=files, package=package)
     lens = Lens(settings, cache=False, workers=1)
     try:
         result = lens.compile(request, timeout=args.timeout, on_progress=_stream() if args.jsonl else None).result
@@ -53,11 +60,11 @@ def cmd_compile(args) -> int:
     if args.json:
         extra = {"error": error_json(result.error)} if result.partial else {}
         if args.summary:
-            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name)]
+            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu)]
         _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
     if args.summary:
-        print(step.text(step.rows(result.headers, args.file.name)))
+        print(step.text(step.rows(result.headers, args.file.name, gpu)))
     else:
         _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0

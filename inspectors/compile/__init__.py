@@ -25,6 +25,8 @@ The worker's inside (`python -m inspectors.compile.worker_main`):
 Triton's internals (the only modules that import triton._C, .compiler, .runtime, .backends):
     triton_shim        the launch recorder and compile_launch; every version workaround.
     triton_shim_driver the compile-only `driver.active`, naming the target (never a GPU).
+    triton_shim_record the JIT entry points patched while it records (autotune, each launch's call).
+    launch_call        what a launch was called with: grid, tensors' bytes, integers (for estimates).
     triton_shim_layouts  Triton's own LinearLayout, for the layout view's tests.
 
 torch.compile:

@@ -7,7 +7,7 @@ import signal
 import time
 
 from inspectors.base.result import KernelResult
-from inspectors.explain import insight
+from inspectors.explain import estimate, insight
 
 
 class _OverBudget(Exception):
@@ -39,4 +39,13 @@ def analysed(kernel: KernelResult, filename: str, deadline: float, budget: float
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    return dataclasses.replace(kernel, analysis=insight.to_plain(found))
+    return with_workload(dataclasses.replace(kernel, analysis=insight.to_plain(found)))
+
+
+def with_workload(kernel: KernelResult) -> KernelResult:
+    """`kernel` with its workload completed (estimate.workload_of: the TTIR's dots, loads and
+    stores, the analysis's registers when there is one), also when no analysis was asked for."""
+    try:
+        return dataclasses.replace(kernel, workload=estimate.workload_of(kernel))
+    except Exception:  # noqa: BLE001 - as the analysis: a text that reads as nothing keeps the call's figures
+        return kernel

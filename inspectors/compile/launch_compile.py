@@ -68,7 +68,7 @@ def _answer_whole(job_dir: Path, i: int, kernel: KernelResult) -> KernelResult:
 def _budgeted(kernel: KernelResult, req: CompileRequest, filename: str, budget: list) -> KernelResult:
     """`kernel` analysed within what is left of the job's analysis budget (`budget[0]` seconds)."""
     if req.analysis_s <= 0:
-        return kernel
+        return analysis.with_workload(kernel)
     t0 = time.monotonic()
     kernel = analysis.analysed(kernel, kernel.home(filename), t0 + max(budget[0], 0.0), req.analysis_s)
     budget[0] -= time.monotonic() - t0
@@ -95,7 +95,7 @@ def whole_answers(job_dir: Path, heads: list[KernelResult], inline_bytes: int) -
 def _analysed(kernel: KernelResult, req: CompileRequest, filename: str) -> KernelResult:
     """In a launch's child: its insight, within the job's analysis budget (its own clock)."""
     if req.analysis_s <= 0:
-        return kernel
+        return analysis.with_workload(kernel)
     return analysis.analysed(kernel, kernel.home(filename), time.monotonic() + req.analysis_s, req.analysis_s)
 
 
@@ -150,7 +150,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
         name=name, target=target.key, options=options, args=args, stages=texts, launch=index, label=label,
         compile_seconds=time.perf_counter() - t0, metadata=shim.compiled_metadata(compiled), cubin=cubin,
         passes=passes, source_path=source_path, diagnostics=diagnostics, origin=dict(launch.origin),
-        line_twin=_line_twin(shim, launch, gtarget, texts, target.backend)), sass
+        workload=dict(launch.call), line_twin=_line_twin(shim, launch, gtarget, texts, target.backend)), sass
 
 
 def _line_twin(shim, launch, gtarget, texts: dict, backend: str) -> dict:

@@ -51,6 +51,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
+from inspectors.compile import launch_call
 from inspectors.target import attention, cuda_dtypes, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
@@ -127,6 +128,7 @@ class CompiledOnTarget:
         self._by_seq: dict = {}
         self.guard_missing = ""
         self._recorded_now: list = []       # the launches of the graph Inductor is compiling
+        self._workloads: dict = {}          # its kernels' bytes, FLOPs and sizes, by name (launch_call.of_inductor)
 
     # ---------------------------------------------------------------- entering, leaving
     def _set(self, obj, name, value):
@@ -208,10 +210,21 @@ class CompiledOnTarget:
         if self.view is not None:                 # its decompositions and joint-graph passes: the target's
             inductor_choices.install(self._set)
         attention.flex_strides_without_copy(self._set)
+        from torch._inductor import virtualized
+        from torch._inductor.codegen.triton import TritonScheduling
+        define_kernel = TritonScheduling.define_kernel
+
+        def defined(scheduling, src_code, node_schedule, kernel):     # a kernel's workload, as Inductor sees it
+            name = define_kernel(scheduling, src_code, node_schedule, kernel)
+            sizes = virtualized.V.graph.sizevars
+            self._workloads[name] = launch_call.of_inductor(kernel, lambda e: _hint(sizes, e))
+            return name
+        self._set(TritonScheduling, "define_kernel", defined)
+
         def precompile(autotuner, *args, **kwargs):
             if not getattr(autotuner, "_tlens_recorded", False):   # a template candidate: precompiled twice
                 autotuner._tlens_recorded = True
-                record_configs(autotuner, self.record)
+                record_configs(autotuner, self.record, self._workloads.get(autotuner.fn.__name__))
             # what Inductor reads of a compiled launcher (a template candidate's register count)
             autotuner.launchers = [SimpleNamespace(config=cfg, n_regs=0, n_spills=0, shared=0)
                                    for cfg in autotuner.configs]
@@ -304,6 +317,7 @@ class CompiledOnTarget:
         self._graphs += 1
         which = "backward" if kwargs.get("is_backward") else ("inference" if kwargs.get("is_inference") else "forward")
         recorded = self._recorded_now = []
+        self._workloads = {}                  # kernel names are the graph's own (a backward has its triton_poi_0 too)
         saved, self.record = self.record, recorded.append
         try:
             # a backward graph is compiled from the autograd engine, inside the view: left here
@@ -350,9 +364,14 @@ def _running(gm, compiled: set[str]):
     return forward
 
 
-def record_configs(autotuner, record) -> None:
+def _hint(sizes, expr) -> int:
+    hint = getattr(sizes, "optimization_hint", None) or sizes.size_hint      # torch 2.13, 2.11
+    return int(hint(expr, fallback=8192))
+
+
+def record_configs(autotuner, record, workload: dict | None = None) -> None:
     """Each candidate config of an Inductor kernel as a Launch: what `precompile` would pass
-    triton.compile for it."""
+    triton.compile for it; `workload`: the kernel's (launch_call.of_inductor), its grid per config."""
     from inspectors.compile.triton_shim import Launch
     n = len(autotuner.configs)
     for i, cfg in enumerate(autotuner.configs):
@@ -366,8 +385,11 @@ def record_configs(autotuner, record) -> None:
         shown = ", ".join([*(f"{k}={v}" for k, v in cfg.kwargs.items()),
                            f"num_warps={cfg.num_warps}", f"num_stages={cfg.num_stages}"])
         label = f"{autotuner.fn.__name__} · config {i + 1} of {n}: {shown}"
+        call = {k: v for k, v in (workload or {}).items() if k != "numels"}
+        if workload and (grid := launch_call.inductor_grid(autotuner.inductor_meta, cfg, workload["numels"])):
+            call["grid"] = grid
         record(Launch(autotuner.fn, dict(meta["signature"]), constants, dict(meta["configs"][0]),
-                      dict(options), label=label))
+                      dict(options), label=label, call=call))
 
 
 def _subgraphs_on(module, device, mode) -> None:

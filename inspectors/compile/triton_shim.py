@@ -48,6 +48,7 @@ from triton.compiler import ASTSource, make_backend
 from triton.runtime import autotuner
 from triton.runtime.jit import JITFunction
 
+from inspectors.compile import triton_shim_record
 from inspectors.compile.triton_shim_driver import target_driver
 
 # the module (`triton.runtime.jit` as an attribute is the decorator)
@@ -70,6 +71,7 @@ class Launch:
     options: dict                 # backend options as the JIT parsed them
     label: str = ""
     origin: dict = field(default_factory=dict)   # a generated kernel's (inspectors.compile.torch_compile_target)
+    call: dict = field(default_factory=dict)     # its grid and arguments' sizes (inspectors.compile.launch_call)
 
 
 def gpu_target(t: Target) -> GPUTarget:
@@ -136,7 +138,7 @@ class LaunchRecorder:
         self._driver.__enter__()
         self._saved_hook = knobs.runtime.jit_cache_hook
         knobs.runtime.jit_cache_hook = self._hook
-        self._saved_autotune = _patch_autotuner(self)
+        self._undo_entry_points = triton_shim_record.patch_entry_points(self)
         _recording.append(self)
         return self
 
@@ -145,7 +147,7 @@ class LaunchRecorder:
         jit_module.serialize_specialization_data = self._saved_serialize
         self._driver.__exit__(None, None, None)
         knobs.runtime.jit_cache_hook = self._saved_hook
-        _unpatch_autotuner(self._saved_autotune)
+        self._undo_entry_points()
         return False
 
     def _hook(self, *, key, repr, fn, compile, is_manual_warmup, already_compiled):
@@ -164,31 +166,6 @@ class LaunchRecorder:
         # skip the JIT's compile and launch; a warmup (`kernel.warmup(...)`, which returns the
         # compiled kernel to read n_regs from) is compiled, its later launches do nothing
         return not is_manual_warmup
-
-
-def _patch_autotuner(recorder: LaunchRecorder):
-    """`@triton.autotune` would time every config on a GPU. Instead, launch each
-    config once so every candidate is compiled and can be inspected."""
-    original = autotuner.Autotuner.run
-
-    def run_every_config(self, *args, **kwargs):
-        # as Triton's run: arguments by name (early_config_prune reads them), best_config set after
-        self.nargs = dict(zip(self.arg_names, args))
-        configs = self.prune_configs(kwargs) if len(self.configs) > 1 else self.configs
-        kept = f" ({len(configs)} of {len(self.configs)} kept by its pruning)" if len(configs) < len(self.configs) else ""
-        for i, config in enumerate(configs):
-            recorder._label_prefix = f"autotune config {i + 1}/{len(configs)}{kept}: {config}"
-            merged = {**kwargs, **config.all_kwargs()}
-            self.fn.run(*args, **merged)
-        recorder._label_prefix = ""
-        # nothing is timed here: the first surviving config stands for the choice (libraries read it)
-        self.best_config = configs[0]
-    autotuner.Autotuner.run = run_every_config
-    return original
-
-
-def _unpatch_autotuner(original) -> None:
-    autotuner.Autotuner.run = original
 
 
 def arg_specs(launch: Launch) -> tuple[ArgSpec, ...]:

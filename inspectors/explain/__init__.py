@@ -2,7 +2,8 @@
 computes from text and starts nothing of its own.
 
     insight          the composed per-kernel report (memory ops, source map, resources, thread map).
-    step             a result's launches as one table: graph, kernel, warps, stages, lines, ATen ops.
+    step             a result's launches as one table: graph, kernel, warps, stages, lines, ATen ops;
+    estimate         ... and each launch's time on a target GPU, estimated from its workload.
     threadmap        %ctaid/%tid -> elements.
     vectorization    why an access is narrower than its layout allows.
     coalescing       how well each global access coalesces (the lesson's model).

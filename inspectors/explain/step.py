@@ -1,15 +1,21 @@
 """A result's launches as one table, the step at a glance: for each launch its graph (forward,
 backward, inference: a torch.compile'd step's; "" for a library op's or a file's own launch), its
-kernel, warps and stages, the lines of the user's file it computes and the ATen ops it fuses.
-Read from the launches' headers only (base/launches.py): a step of 500 launches is listed
-without reading one launch's stages.
+kernel, warps and stages, the lines of the user's file it computes and the ATen ops it fuses,
+its grid, registers, the bytes it moves and FLOPs it does, and its time on a target GPU as
+estimated without one (inspectors/explain/estimate.py). Read from the launches' headers only
+(base/launches.py): a step of 500 launches is listed without reading one launch's stages.
 
-    found = rows(result.headers, "my_block_train.py")
+    found = rows(result.headers, "my_block_train.py")           # estimated on the target's first GPU
     print(text(found))                     # `tlens compile FILE --summary`
 """
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass
+
+from inspectors.base import gpu_specs
+from inspectors.explain import estimate as estimate_mod
 
 
 @dataclass(frozen=True)
@@ -23,18 +29,35 @@ class StepRow:
     lines: tuple[int, ...]      # lines of the user's file it computes
     aten_ops: tuple[str, ...]   # the ATen ops it fuses (a torch.compile kernel's)
     failed: str = ""            # the stage it stopped at, if one failed
+    grid: tuple[int, ...] = ()  # programs along x, y, z; () when not known
+    registers: int | None = None
+    blocks_per_sm: int | None = None
+    bytes: int | None = None    # moved to and from global memory, once each (L2 reuse assumed)
+    flops: int | None = None    # of its dots
+    estimate_us: float | None = None    # on `gpu`, with `how` it was derived
+    bound: str = ""
+    how: str = ""
+    gpu: str = ""
+    alternative: bool = False   # an autotune config or candidate after the first: the GPU runs one of them
 
     def to_json(self) -> dict:
-        return {**asdict(self), "lines": list(self.lines), "aten_ops": list(self.aten_ops)}
+        return {**asdict(self), "lines": list(self.lines), "aten_ops": list(self.aten_ops), "grid": list(self.grid)}
 
 
 def _int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def rows(headers, filename: str) -> list[StepRow]:
-    """One row per launch, in launch order, from each launch's header (KernelResult)."""
+def gpus(headers) -> tuple:
+    """The GPUs the step's time can be estimated on: those of its launches' target."""
+    return gpu_specs.for_target(headers[0].target) if len(headers) else ()
+
+
+def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None) -> list[StepRow]:
+    """One row per launch, in launch order, from each launch's header (KernelResult); times
+    estimated on `gpu` (default: the target's first GPU, none for a target without figures)."""
     out = []
+    gpu = gpu or next(iter(gpus(headers)), None)
     for i, k in enumerate(headers):
         origin = k.origin if isinstance(k.origin, dict) else {}
         lines = origin.get("lines", {}).get(filename, ()) if isinstance(origin.get("lines"), dict) else ()
@@ -47,20 +70,66 @@ def rows(headers, filename: str) -> list[StepRow]:
             warps=_int(k.options.get("num_warps")), stages=_int(k.options.get("num_stages")),
             lines=tuple(n for n in lines if isinstance(n, int)),
             aten_ops=tuple(str(op) for op in origin.get("aten_ops", ()) if isinstance(op, str)),
-            failed=str(k.error.stage or "a stage") if k.error is not None else ""))
+            failed=str(k.error.stage or "a stage") if k.error is not None else "", **_workload(k.workload, gpu),
+            alternative=bool((m := _ALTERNATIVE_RE.search(label)) and int(m.group(1)) > 1)))
     return out
 
 
+# "… · config 2 of 4: XBLOCK=…", "autotune config 2/4: …", "max-autotune candidate 2 of 3 …"
+_ALTERNATIVE_RE = re.compile(r"\b(?:config|candidate) (\d+)(?: of |/)\d+")
+
+
+def _workload(w: dict, gpu) -> dict:
+    w = w if isinstance(w, dict) else {}
+    grid = w.get("grid") if isinstance(w.get("grid"), list) else []
+    found = estimate_mod.estimate(w, gpu) if gpu is not None else None
+    return {"grid": tuple(grid), "registers": _int(w.get("registers")), "blocks_per_sm": _int(w.get("blocks_per_sm")),
+            "bytes": _int(w.get("bytes")), "flops": _int(w.get("flops")),
+            "estimate_us": None if found is None or found.us is None else round(found.us, 2),
+            "bound": found.bound if found else "", "how": found.how if found else "", "gpu": gpu.name if gpu else ""}
+
+
+def counted(found: list[StepRow]) -> list[StepRow]:
+    """The rows the step's time is the sum of: estimated, and not an autotune alternative (the
+    first config stands for the one the GPU's timing would choose)."""
+    return [r for r in found if r.estimate_us is not None and not r.alternative]
+
+
+def shares(found: list[StepRow]) -> list[float | None]:
+    """Each counted row's share of the step's estimated time; None for the others."""
+    total = sum(r.estimate_us for r in counted(found))
+    return [None if r.estimate_us is None or r.alternative or not total else r.estimate_us / total for r in found]
+
+
+def grid_text(grid: tuple[int, ...]) -> str:
+    """(97, 1, 1) -> "97"; (8, 4, 1) -> "8×4"; () -> ""."""
+    dims = list(grid)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims.pop()
+    return "×".join(map(str, dims)) + (f" = {math.prod(dims)}" if len(dims) > 1 else "")
+
+
 def text(found: list[StepRow], width: int = 60) -> str:
-    """The rows as a plain text table, with a count by graph under it."""
-    head = ("#", "graph", "kernel", "warps", "stages", "lines", "fuses (ATen)")
+    """The rows as a plain text table, with a count by graph and the estimated total under it."""
+    head = ("#", "graph", "kernel", "warps", "stages", "grid", "regs", "MB", "GFLOP", "est. µs", "%", "lines",
+            "fuses (ATen)")
+    share = shares(found)
     body = [(str(r.launch), r.graph or "-",
              _cut(r.kernel + (f" [{r.config}]" if r.config else "") + (f" (stopped at {r.failed})" if r.failed else ""), width),
              "" if r.warps is None else str(r.warps), "" if r.stages is None else str(r.stages),
-             ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r in found]
+             grid_text(r.grid), "" if r.registers is None else str(r.registers),
+             "" if r.bytes is None else f"{r.bytes / 1e6:.3g}", f"{r.flops / 1e9:.3g}" if r.flops else "",
+             "" if r.estimate_us is None else f"{r.estimate_us:.1f}", "" if s is None else f"{100 * s:.0f}",
+             ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r, s in zip(found, share)]
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
     lines.append(f"{len(found)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(found, "launches").items()))
+    timed, others = counted(found), sum(r.alternative for r in found)
+    if timed:
+        lines.append(f"estimated on {timed[0].gpu}: {sum(r.estimate_us for r in timed):.1f} µs for {len(timed)} "
+                     f"launch(es), each once" + (f", {others} autotune alternative(s) not counted" if others else "") +
+                     f" (memory at {estimate_mod.MEMORY_EFFICIENCY:g} of the bandwidth, dots at "
+                     f"{estimate_mod.DOT_EFFICIENCY:g} of the peak, + {estimate_mod.FLOOR_US:g} µs a launch)")
     return "\n".join(lines)
 
 

@@ -1,0 +1,112 @@
+"""Where a step's time would go on a GPU, without one: each launch's time estimated from its
+workload (the bytes it moves and FLOPs it does, its grid, its occupancy) and the target GPU's
+figures (inspectors/base/gpu_specs.py). The model, stated so anyone can check it:
+
+    memory   bytes ÷ (MEMORY_EFFICIENCY × the GPU's bandwidth)
+    dots     FLOPs ÷ (DOT_EFFICIENCY × its peak for the dots' operand type)
+    time     the larger of the two ÷ the share of the GPU the grid keeps busy, + FLOOR_US
+
+The share: a grid of fewer programs than SMs keeps that fraction of the SMs pulling memory;
+a dot-bound grid runs in waves of (SMs × programs per SM), its last wave partly empty.
+FLOPs outside dots (element-wise math) are not counted: a kernel is taken as bound by its
+memory or its dots. benchmarks/time_estimates.py checks the model against an H200's times.
+
+`workload_of` (run in the worker, where the stages are) fills a launch's workload from what
+the launch was called with (inspectors/compile/launch_call.py), its TTIR and its analysis.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from inspectors.base.gpu_specs import GpuSpec
+from inspectors.read import ttir_work
+
+MEMORY_EFFICIENCY = 0.85   # of the data sheet's bandwidth a streaming kernel reaches
+DOT_EFFICIENCY = 0.7       # of the data sheet's dense peak a well-tiled matmul reaches
+FLOOR_US = 2.0             # a launch's own cost on the GPU's timeline, however little it does
+
+
+@dataclass(frozen=True)
+class Estimate:
+    us: float | None         # None: nothing to estimate from (no sizes recorded)
+    bound: str               # "memory", "dots", "launch" (the floor dominates), "" when unknown
+    how: str                 # the derivation, in figures
+
+
+def workload_of(kernel) -> dict:
+    """A launch's workload (KernelResult.workload as the worker completes it): its call's grid
+    and sizes, the arguments its TTIR loads and stores, its dots' FLOPs and type, registers,
+    shared memory and programs per SM from its analysis. JSON-plain, a few hundred bytes."""
+    call = dict(kernel.workload or {})
+    out = {k: call[k] for k in ("from", "grid", "bytes", "flops", "numels", "tensors", "ints") if k in call}
+    grid = out.get("grid")
+    programs = math.prod(grid) if isinstance(grid, list) and grid else None
+    ttir = kernel.stages.get("ttir", "")
+    if ttir:
+        names = tuple(a.name for a in kernel.args if a.type != "constexpr" and a.value is None)
+        work = ttir_work.program_work(ttir, call.get("ints", {}), programs or 1, names)
+        out["reads"], out["writes"] = list(work.reads), list(work.writes)
+        if work.dots:
+            out["dot_dtype"] = work.dtype
+            if "flops" not in out and work.flops is not None and programs:
+                out["flops"] = work.flops * programs
+            elif "flops" not in out:
+                out["flops_unknown"] = work.why or "the grid is not known"
+        if "bytes" not in out and out.get("tensors"):
+            touched = set(work.reads) | set(work.writes)
+            out["bytes"] = sum(t["bytes"] * ((t["arg"] in work.reads) + (t["arg"] in work.writes) if touched else 1)
+                               for t in out["tensors"])
+    analysis = kernel.analysis if isinstance(kernel.analysis, dict) else {}
+    res, occ = analysis.get("resources") or {}, analysis.get("occupancy") or {}
+    for key, value in (("registers", res.get("registers")), ("shared_bytes", res.get("shared_bytes")),
+                       ("spills", res.get("spills")), ("blocks_per_sm", occ.get("blocks_per_sm"))):
+        if isinstance(value, int):
+            out[key] = value
+    return out
+
+
+def estimate(workload: dict, gpu: GpuSpec) -> Estimate:
+    """One launch's time on `gpu`, with its derivation."""
+    nbytes, flops = workload.get("bytes"), workload.get("flops")
+    if not isinstance(nbytes, int) and not isinstance(flops, int):
+        return Estimate(None, "", "no sizes were recorded for this launch")
+    steps = []
+    t_mem = t_dot = 0.0
+    if isinstance(nbytes, int):
+        t_mem = nbytes / (MEMORY_EFFICIENCY * gpu.bandwidth_tbs * 1e12) * 1e6
+        steps.append(f"{_size(nbytes)} ÷ {MEMORY_EFFICIENCY:g} × {gpu.bandwidth_tbs:g} TB/s = {t_mem:.2f} µs")
+    dtype = workload.get("dot_dtype") or "fp32"
+    if isinstance(flops, int) and flops:
+        peak = gpu.peak(dtype)
+        t_dot = flops / (DOT_EFFICIENCY * peak * 1e12) * 1e6
+        steps.append(f"{flops / 1e9:.3g} GFLOP {dtype} ÷ {DOT_EFFICIENCY:g} × {peak:g} TFLOP/s = {t_dot:.2f} µs")
+    elif workload.get("flops_unknown"):
+        steps.append(f"dots not counted ({workload['flops_unknown']})")
+    bound, t = ("dots", t_dot) if t_dot > t_mem else ("memory", t_mem)
+    grid = workload.get("grid")
+    programs = math.prod(grid) if isinstance(grid, list) and grid else None
+    busy = 1.0
+    if programs:
+        if bound == "memory":
+            busy = min(1.0, programs / gpu.sms)
+            if busy < 1:
+                steps.append(f"{programs} programs keep {programs} of {gpu.sms} SMs busy: ÷ {busy:.2f}")
+        else:
+            wave = gpu.sms * max(1, int(workload.get("blocks_per_sm") or 1))
+            waves = math.ceil(programs / wave)
+            busy = programs / (waves * wave)
+            if busy < 1:
+                steps.append(f"{programs} programs in {waves} wave(s) of {wave}: ÷ {busy:.2f}")
+    t = t / busy
+    if t < FLOOR_US:
+        bound = "launch"
+    steps.append(f"+ {FLOOR_US:g} µs a launch")
+    return Estimate(t + FLOOR_US, bound, "; ".join(steps))
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} B"

@@ -1,0 +1,131 @@
+"""Each launch's workload (grid, bytes, dot FLOPs, registers) as the worker records it, and its
+time on a target GPU estimated without one (issue 57: inspectors/compile/launch_call.py,
+inspectors/read/ttir_work.py, inspectors/explain/estimate.py, the step table's columns)."""
+import json
+import math
+
+import pytest
+
+from conftest import ROOT, SNIPPETS
+from inspectors.base import gpu_specs
+from inspectors.base.result import CompileRequest, KernelResult, bounded_workload
+from inspectors.explain import estimate, step
+
+
+def _compiled(engine, path, name=None):
+    result = engine.compile(CompileRequest(source=path.read_text(), filename=name or path.name, sass=False))
+    assert not result.error, result.error
+    return list(result.kernels)
+
+
+@pytest.mark.workers
+def test_a_matmul_launch_knows_its_grid_bytes_and_flops(engine):
+    """kernels/matmul.py's 512³ fp16 matmul: 4×2 programs of 128×256 tiles, 8 trips of K=64 each
+    (the loop's bound evaluated from K), A and B read, C written, each 512·512·2 bytes."""
+    (k,) = _compiled(engine, ROOT / "kernels" / "matmul.py")
+    w = k.workload
+    assert w["grid"] == [8, 1, 1] and w["from"] == "arguments"
+    assert w["flops"] == 2 * 512 ** 3 and w["dot_dtype"] == "fp16"
+    assert w["reads"] == ["a_ptr", "b_ptr"] and w["writes"] == ["c_ptr"]
+    assert w["bytes"] == 3 * 512 * 512 * 2
+    assert w["ints"]["K"] == 512 and [t["shape"] for t in w["tensors"]] == [[512, 512]] * 3
+
+
+@pytest.mark.workers
+def test_vector_adds_grid_comes_from_its_grid_function(engine):
+    kernels = _compiled(engine, ROOT / "kernels" / "vector_add.py")
+    n = 2 ** 20
+    first = kernels[0].workload
+    assert first["grid"] == [math.ceil(n / 1024), 1, 1]
+    assert first["bytes"] == 3 * n * 4 and first["reads"] == ["x_ptr", "y_ptr"] and first["writes"] == ["out_ptr"]
+    assert "flops" not in first and "dot_dtype" not in first
+
+
+@pytest.mark.workers
+def test_a_loop_bound_by_the_program_id_is_averaged_over_the_grid(engine):
+    """Program i runs i + 1 dots: 16 programs run 136 in all; the first and last run 1 and 16,
+    averaged 8.5 per program, which is exact for a linear bound."""
+    (k,) = _compiled(engine, SNIPPETS / "causal_dot.py")
+    assert k.workload["grid"] == [16, 1, 1]
+    assert k.workload["flops"] == int(2 * 64 ** 3 * 8.5) * 16 == 2 * 64 ** 3 * 136
+
+
+@pytest.mark.workers
+def test_inductor_kernels_carry_inductors_own_bytes_and_their_grid(engine):
+    result = engine.compile(CompileRequest(source=(SNIPPETS / "compiled" / "block.py").read_text(),
+                                           filename="block.py", sass=False))
+    assert not result.error, result.error
+    heads = result.headers
+    assert heads and all(h.workload.get("from") == "Inductor" for h in heads)
+    assert all(h.workload["bytes"] > 0 and h.workload["grid"][0] >= 1 for h in heads)
+    rows = step.rows(heads, "block.py")
+    assert all(r.estimate_us and r.estimate_us > estimate.FLOOR_US for r in rows)
+    # an autotuned kernel's configs after the first are alternatives: the step counts one of them
+    alternatives = [r for r in rows if "config 2 of" in heads[r.launch - 1].label]
+    assert alternatives and all(r.alternative for r in alternatives)
+    shares = step.shares(rows)
+    assert abs(sum(s for s in shares if s is not None) - 1) < 1e-9
+    assert all(s is None for r, s in zip(rows, shares) if r.alternative)
+
+
+def test_the_model_divides_bytes_by_bandwidth_and_dots_by_peak():
+    h200, h100 = gpu_specs.named("H200"), gpu_specs.named("h100 sxm")
+    gb = 10 ** 9
+    mem = estimate.estimate({"bytes": gb, "grid": [1024, 1, 1]}, h200)
+    assert mem.bound == "memory"
+    assert mem.us == pytest.approx(gb / (0.85 * 4.8e12) * 1e6 + estimate.FLOOR_US)
+    assert "4.8 TB/s" in mem.how and "1 GB" in mem.how
+    # the same bytes on H100's 3.35 TB/s: slower by the bandwidths' ratio
+    slower = estimate.estimate({"bytes": gb, "grid": [1024, 1, 1]}, h100)
+    assert (slower.us - 2) / (mem.us - 2) == pytest.approx(4.8 / 3.35)
+    # 16 programs on 132 SMs pull a sixteenth-and-some of the bandwidth
+    few = estimate.estimate({"bytes": gb, "grid": [16, 1, 1]}, h200)
+    assert (few.us - 2) == pytest.approx((mem.us - 2) * 132 / 16) and "16 of 132 SMs" in few.how
+    dots = estimate.estimate({"bytes": 10 ** 6, "flops": 10 ** 12, "dot_dtype": "bf16", "grid": [264, 1, 1],
+                              "blocks_per_sm": 1}, h200)
+    assert dots.bound == "dots" and dots.us == pytest.approx(1e12 / (0.7 * 989e12) * 1e6 + 2)
+    # 133 programs on 132 SMs: two waves, the second nearly empty
+    tail = estimate.estimate({"flops": 10 ** 12, "dot_dtype": "bf16", "grid": [133, 1, 1], "blocks_per_sm": 1}, h200)
+    assert (tail.us - 2) == pytest.approx((dots.us - 2) * 264 / 133) and "2 wave(s)" in tail.how
+    assert estimate.estimate({"grid": [4, 1, 1]}, h200).us is None
+    assert estimate.estimate({"bytes": 100, "grid": [1, 1, 1]}, h200).bound == "launch"
+
+
+def test_every_gpu_has_its_figures_and_a_source():
+    assert {g.name.split()[0] for g in gpu_specs.GPUS} >= {"H100", "H200", "B200", "A100", "MI300X"}
+    for g in gpu_specs.GPUS:
+        assert g.sms > 0 and g.bandwidth_tbs > 0 and g.peak("bf16") > g.peak("fp32") > 0 and "data sheet" in g.source
+    assert [g.name for g in gpu_specs.for_target("cuda:90")] == ["H200 SXM 141GB", "H100 SXM 80GB"]
+    assert gpu_specs.for_target("cuda:120") == () and gpu_specs.named("x") is None
+
+
+def test_a_workers_workload_is_bounded():
+    hostile = {"bytes": 2 ** 80, "flops": "many", "grid": [1, 2, 3, 4], "from": "x" * 10 ** 6,
+               "ints": {str(i): i for i in range(10 ** 4)}, "reads": [{"a": 1}] * 1000,
+               "tensors": [{"arg": "a", "shape": list(range(100)), "bytes": 2 ** 70, "dtype": 1}] * 1000,
+               "extra": "dropped"}
+    w = bounded_workload(hostile)
+    assert "bytes" not in w and "flops" not in w and "grid" not in w and "extra" not in w
+    assert len(w["from"]) == 200 and len(w["ints"]) == 64 and len(w["reads"]) == 64 and len(w["tensors"]) == 64
+    assert w["tensors"][0] == {"arg": "a", "dtype": "1", "bytes": 0, "shape": list(range(8))}
+    assert bounded_workload("nope") == {}
+    # and a header keeps it: the step table reads it without reading the launch's stages
+    from inspectors.base.launches import header_of
+    k = KernelResult("k", "cuda:90", {}, (), {"ptx": "x"}, workload={"bytes": 5})
+    assert header_of(k).workload == {"bytes": 5}
+    assert KernelResult.from_json(json.loads(json.dumps(k.to_json()))).workload == {"bytes": 5}
+
+
+def test_the_summary_table_shows_estimates_and_shares():
+    heads = [KernelResult("a", "cuda:90", {"num_warps": 4}, (), {}, launch=0,
+                          workload={"bytes": 10 ** 9, "grid": [4096, 1, 1], "registers": 32}),
+             KernelResult("b", "cuda:90", {"num_warps": 4}, (), {}, launch=1, label="b · config 2 of 2: X=1",
+                          workload={"bytes": 10 ** 9, "grid": [4096, 1, 1]}),
+             KernelResult("c", "cuda:90", {"num_warps": 4}, (), {}, launch=2, workload={"bytes": 10 ** 8,
+                          "grid": [8, 4, 1]})]
+    rows = step.rows(heads, "m.py", gpu_specs.named("H100"))
+    assert rows[0].gpu == "H100 SXM 80GB" and rows[1].alternative and not rows[2].alternative
+    table = step.text(rows)
+    assert "8×4 = 32" in table and "estimated on H100 SXM 80GB" in table and "1 autotune alternative(s) not counted" in table
+    s = step.shares(rows)
+    assert s[1] is None and s[0] + s[2] == pytest.approx(1) and s[0] > s[2]
