@@ -299,7 +299,7 @@ def bounded_origin(origin) -> dict:
     return json.loads(text)
 
 
-_WORKLOAD_INTS = ("bytes", "flops", "registers", "shared_bytes", "spills", "blocks_per_sm")
+_WORKLOAD_INTS = ("bytes", "flops", "registers", "shared_bytes", "spills", "blocks_per_sm", "calls")
 _WORKLOAD_TEXTS = ("from", "dot_dtype", "flops_unknown")
 
 

@@ -341,9 +341,12 @@ class CompiledOnTarget:
             self.record = saved
         made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
         site = call_site(self.job_dir)      # the user's line that ran this graph (a call, a .backward())
+        wrapper = getattr(out, "source_code", "") or ""
         for launch in recorded:
             launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
                              **launch.origin}
+            if launch.call:                  # the graph's calls of it (a layer's kernel, once per layer)
+                launch.call["calls"] = max(1, len(re.findall(rf"\b{re.escape(launch.fn.__name__)}\.run\(", wrapper)))
             if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)

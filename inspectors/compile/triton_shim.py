@@ -128,7 +128,8 @@ class LaunchRecorder:
     def __init__(self, target: GPUTarget, properties: dict | None = None):
         self.target, self.properties = target, properties
         self.launches: list[Launch] = []
-        self._keys: set[str] = set()
+        self._keys: dict[str, Launch] = {}
+        self.hit: Launch | None = None       # the launch the JIT's last call was (triton_shim_record counts its calls)
         self._label_prefix = ""
 
     def __enter__(self):
@@ -153,16 +154,17 @@ class LaunchRecorder:
     def _hook(self, *, key, repr, fn, compile, is_manual_warmup, already_compiled):
         data = json.loads(compile["specialization_data"])
         dedup = json.dumps([fn.name, str(key)])
+        self.hit = self._keys.get(dedup)
         if dedup not in self._keys and fn.name not in _skipped:
-            self._keys.add(dedup)
-            self.launches.append(Launch(
+            self._keys[dedup] = self.hit = Launch(
                 fn=fn.jit_function,
                 signature=dict(compile["signature"]),
                 constants=dict(compile["constants"]),
                 attrs=dict(compile["configs"][0]),
                 options=data["options"],
                 label=self._label_prefix,
-            ))
+            )
+            self.launches.append(self.hit)
         # skip the JIT's compile and launch; a warmup (`kernel.warmup(...)`, which returns the
         # compiled kernel to read n_regs from) is compiled, its later launches do nothing
         return not is_manual_warmup

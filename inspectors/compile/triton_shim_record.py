@@ -1,7 +1,8 @@
 """The JIT's entry points, patched while a LaunchRecorder records (inspectors.compile.triton_shim):
 `@triton.autotune` launches every config once instead of timing them on a GPU, and each launch
 recorded keeps what it was called with (its grid, its tensors' sizes, its integers:
-inspectors.compile.launch_call), which the JIT's cache hook does not see."""
+inspectors.compile.launch_call; the first call's, and how many calls the step made of it),
+which the JIT's cache hook does not see."""
 from __future__ import annotations
 
 from triton.runtime import autotuner
@@ -28,12 +29,14 @@ def patch_entry_points(recorder):
         self.best_config = configs[0]
 
     def run_recording_call(fn, *args, grid, warmup, **kwargs):
-        before = len(recorder.launches)
+        before, recorder.hit = len(recorder.launches), None
         try:
             return original_run(fn, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             if len(recorder.launches) > before and not recorder.launches[-1].call:
-                recorder.launches[-1].call = launch_call.of_jit(fn, args, kwargs, grid)
+                recorder.launches[-1].call = {**launch_call.of_jit(fn, args, kwargs, grid), "calls": 1}
+            elif recorder.hit is not None and recorder.hit.call:      # the same specialization again
+                recorder.hit.call["calls"] = recorder.hit.call.get("calls", 1) + 1
 
     autotuner.Autotuner.run, JITFunction.run = run_every_config, run_recording_call
 

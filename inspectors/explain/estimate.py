@@ -39,7 +39,7 @@ def workload_of(kernel) -> dict:
     and sizes, the arguments its TTIR loads and stores, its dots' FLOPs and type, registers,
     shared memory and programs per SM from its analysis. JSON-plain, a few hundred bytes."""
     call = dict(kernel.workload or {})
-    out = {k: call[k] for k in ("from", "grid", "bytes", "flops", "numels", "tensors", "ints") if k in call}
+    out = {k: call[k] for k in ("from", "grid", "bytes", "flops", "calls", "tensors", "ints") if k in call}
     grid = out.get("grid")
     programs = math.prod(grid) if isinstance(grid, list) and grid else None
     ttir = kernel.stages.get("ttir", "")

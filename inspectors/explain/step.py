@@ -39,6 +39,12 @@ class StepRow:
     how: str = ""
     gpu: str = ""
     alternative: bool = False   # an autotune config or candidate after the first: the GPU runs one of them
+    calls: int = 1              # how many times the step launches it (a layer's kernel: once per layer)
+
+    @property
+    def step_us(self) -> float | None:
+        """Its estimated time in the step: each of its calls (at the first call's sizes)."""
+        return None if self.estimate_us is None else self.estimate_us * self.calls
 
     def to_json(self) -> dict:
         return {**asdict(self), "lines": list(self.lines), "aten_ops": list(self.aten_ops), "grid": list(self.grid)}
@@ -86,7 +92,8 @@ def _workload(w: dict, gpu) -> dict:
     return {"grid": tuple(grid), "registers": _int(w.get("registers")), "blocks_per_sm": _int(w.get("blocks_per_sm")),
             "bytes": _int(w.get("bytes")), "flops": _int(w.get("flops")),
             "estimate_us": None if found is None or found.us is None else round(found.us, 2),
-            "bound": found.bound if found else "", "how": found.how if found else "", "gpu": gpu.name if gpu else ""}
+            "bound": found.bound if found else "", "how": found.how if found else "", "gpu": gpu.name if gpu else "",
+            "calls": max(1, _int(w.get("calls")) or 1)}
 
 
 def counted(found: list[StepRow]) -> list[StepRow]:
@@ -97,8 +104,8 @@ def counted(found: list[StepRow]) -> list[StepRow]:
 
 def shares(found: list[StepRow]) -> list[float | None]:
     """Each counted row's share of the step's estimated time; None for the others."""
-    total = sum(r.estimate_us for r in counted(found))
-    return [None if r.estimate_us is None or r.alternative or not total else r.estimate_us / total for r in found]
+    total = sum(r.step_us for r in counted(found))
+    return [None if r.estimate_us is None or r.alternative or not total else r.step_us / total for r in found]
 
 
 def grid_text(grid: tuple[int, ...]) -> str:
@@ -111,7 +118,7 @@ def grid_text(grid: tuple[int, ...]) -> str:
 
 def text(found: list[StepRow], width: int = 60) -> str:
     """The rows as a plain text table, with a count by graph and the estimated total under it."""
-    head = ("#", "graph", "kernel", "warps", "stages", "grid", "regs", "MB", "GFLOP", "est. µs", "%", "lines",
+    head = ("#", "graph", "kernel", "warps", "stages", "grid", "regs", "MB", "GFLOP", "est. µs", "calls", "%", "lines",
             "fuses (ATen)")
     share = shares(found)
     body = [(str(r.launch), r.graph or "-",
@@ -119,15 +126,16 @@ def text(found: list[StepRow], width: int = 60) -> str:
              "" if r.warps is None else str(r.warps), "" if r.stages is None else str(r.stages),
              grid_text(r.grid), "" if r.registers is None else str(r.registers),
              "" if r.bytes is None else f"{r.bytes / 1e6:.3g}", f"{r.flops / 1e9:.3g}" if r.flops else "",
-             "" if r.estimate_us is None else f"{r.estimate_us:.1f}", "" if s is None else f"{100 * s:.0f}",
+             "" if r.estimate_us is None else f"{r.estimate_us:.1f}", str(r.calls), "" if s is None else f"{100 * s:.0f}",
              ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r, s in zip(found, share)]
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
     lines.append(f"{len(found)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(found, "launches").items()))
     timed, others = counted(found), sum(r.alternative for r in found)
     if timed:
-        lines.append(f"estimated on {timed[0].gpu}: {sum(r.estimate_us for r in timed):.1f} µs for {len(timed)} "
-                     f"launch(es), each once" + (f", {others} autotune alternative(s) not counted" if others else "") +
+        lines.append(f"estimated on {timed[0].gpu}: {sum(r.step_us for r in timed):.1f} µs for "
+                     f"{sum(r.calls for r in timed)} call(s) of {len(timed)} kernel(s)" +
+                     (f", {others} autotune alternative(s) not counted" if others else "") +
                      f" (memory at {estimate_mod.MEMORY_EFFICIENCY:g} of the bandwidth, dots at "
                      f"{estimate_mod.DOT_EFFICIENCY:g} of the peak, + {estimate_mod.FLOOR_US:g} µs a launch)")
     return "\n".join(lines)
