@@ -37,6 +37,7 @@ SIGNATURE = "signature"
 TIMEOUT = "timeout"
 LAUNCH = "launch"                 # which launch of example() is shown
 PREVIEW_LAUNCH = "preview_launch" # the launch picked while the others compile (app/widgets/streaming.py)
+STEP_GPU = "step-gpu"             # the GPU the step table estimates times on (inspectors/base/gpu_specs.py)
 STEP_TABLE = "step-table"         # the step's table of launches (app/widgets/step_table.py): its row selection
 STEP_OPENED = "step-opened"       # the table row whose launch the picker was last set to
 FOLLOW = "follow"                 # the followed Python line

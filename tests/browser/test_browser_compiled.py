@@ -64,3 +64,19 @@ def test_the_step_table_lists_every_launch_and_a_row_opens_it(page):
     expect(page.locator('.tlens-panel[data-stage="ptx"]', has_text=".entry triton_per_fused_gelu_gelu_backward_sum_0")
            ).to_be_visible(timeout=60_000)
     expect(page.get_by_text("torch.compile · backward graph")).to_be_visible(timeout=30_000)
+
+
+def test_the_step_table_estimates_each_launchs_time_on_a_gpu_the_user_picks(page):
+    """Issue 57's estimates: the step's time on the target's first GPU in the table's title, each
+    row's share; another GPU of the target picked, the estimate is its."""
+    on_h200 = page.get_by_text("µs on H200 SXM 141GB (estimated)")
+    expect(on_h200).to_be_visible(timeout=240_000)
+    before = on_h200.inner_text()
+    page.get_by_text("H100 SXM 80GB", exact=True).click()
+    on_h100 = page.get_by_text("µs on H100 SXM 80GB (estimated)")
+    expect(on_h100).to_be_visible(timeout=30_000)
+
+    def total(text):
+        return float(text.split("≈ ")[1].split(" µs")[0].replace(",", ""))
+    assert total(on_h100.inner_text()) > total(before)          # the same bytes, at 3.35 TB/s instead of 4.8
+    page.screenshot(path=str(SHOTS / "step_table_estimates.png"), full_page=False)
