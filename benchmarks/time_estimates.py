@@ -101,8 +101,9 @@ def compare(name: str, rows: list[dict], times: dict) -> tuple[list[dict], dict]
     """Per Triton kernel: estimate per call (the mean of its rows', by calls) against the measured median."""
     by_name: dict[str, list[dict]] = {}
     for r in rows:
-        if r["estimate_us"] is not None and not r["alternative"]:
+        if r["estimate_us"] is not None and not r["alternative"] and not r.get("outside"):
             by_name.setdefault(r["kernel"], []).append(r)
+    extern = [r for r in rows if r.get("outside") and r["estimate_us"] is not None]
     out = []
     for kernel, rs in by_name.items():
         calls = sum(r["calls"] for r in rs)
@@ -121,6 +122,8 @@ def compare(name: str, rows: list[dict], times: dict) -> tuple[list[dict], dict]
                "est_total_us": sum(k["estimate_us"] * k["calls_est"] for k in out),
                "meas_triton_us": sum(sum(times.get(k["kernel"], ())) / REPS for k in out),
                "outside_us": sum(outside.values()),
+               "outside_est_us": sum(r["estimate_us"] * r["calls"] for r in extern), "outside_est_calls": len(extern),
+               "total_meas_us": sum(sum(v) for v in times.values()) / REPS,
                "outside_top": sorted(outside.items(), key=lambda kv: -kv[1])[:3],
                "unmatched": [k["kernel"] for k in out if k["measured_us"] is None]}
     return out, summary
@@ -141,6 +144,9 @@ def report(kernels: list[dict], steps: list[dict]) -> str:
         lines.append(f"step's Triton kernels: estimated {s['est_total_us']:.0f} µs, measured {s['meas_triton_us']:.0f} µs; "
                      f"outside Triton (measured): {s['outside_us']:.0f} µs, most "
                      + ", ".join(f"{n[:50]} {t:.0f} µs" for n, t in s["outside_top"]))
+        lines.append(f"outside Triton, estimated from the graph's {s['outside_est_calls']} calls (cuBLAS, attention): "
+                     f"{s['outside_est_us']:.0f} µs; the whole step: estimated "
+                     f"{s['est_total_us'] + s['outside_est_us']:.0f} µs, measured {s['total_meas_us']:.0f} µs")
         if s["unmatched"]:
             lines.append(f"estimated but not seen on the GPU: {s['unmatched']}")
     judged = [k for k in kernels if k["measured_us"] and k["measured_us"] >= MIN_US]

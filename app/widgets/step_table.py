@@ -37,15 +37,18 @@ def render(result: CompileResult, filename: str) -> None:
     names = [g.name for g in choices]
     if ss.get(keys.STEP_GPU) not in names:
         ss.pop(keys.STEP_GPU, None)
-    found = step.rows(headers, filename, next((g for g in choices if g.name == ss.get(keys.STEP_GPU)), None))
-    by_graph = step.graphs(found)
+    found = step.rows(headers, filename, next((g for g in choices if g.name == ss.get(keys.STEP_GPU)), None),
+                      result.outside)
+    by_graph = step.graphs(found[:len(headers)])
+    externs = len(found) - len(headers)
     counted = step.counted(found)
     total = sum(r.step_us for r in counted)
-    title = (f"The step: {len(found)} launches" + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items())
-                                                    if by_graph else "")
+    title = (f"The step: {len(headers)} launches" + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items())
+                                                      if by_graph else "")
+             + (f" · {externs} calls outside Triton" if externs else "")
              + (f" · ≈ {total:,.0f} µs on {counted[0].gpu} (estimated)" if counted else ""))
     share = step.shares(found)
-    rows = [{"#": r.launch, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
+    rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
              "% of step": None if s is None else round(100 * s, 1), "calls": r.calls, "bound": r.bound,
              "grid": step.grid_text(r.grid), "warps": r.warps, "stages": r.stages, "regs": r.registers,
              "MB": None if r.bytes is None else round(r.bytes / 1e6, 3),
@@ -67,7 +70,7 @@ def render(result: CompileResult, filename: str) -> None:
                              on_select="rerun", selection_mode="single-row", key=keys.STEP_TABLE,
                              column_config=_COLUMNS)
         st.caption(_caption(counted, choices))
-    picked = opened(getattr(getattr(event, "selection", None), "rows", None), ss.get(keys.STEP_OPENED), len(found))
+    picked = opened(getattr(getattr(event, "selection", None), "rows", None), ss.get(keys.STEP_OPENED), len(headers))
     if picked is not None:
         ss[keys.STEP_OPENED] = picked
         ss[keys.LAUNCH] = picked
@@ -89,10 +92,10 @@ _COLUMNS = {
 def _caption(counted, choices) -> str:
     if not counted:
         why = "no GPU figures for this target" if not choices else "no sizes were recorded for these launches"
-        return (f"Pick a row to open its launch below. No time estimates: {why}. Matmuls and attention that "
-                "run outside Triton (cuBLAS, flash kernels) are not launches here yet.")
+        return (f"Pick a row to open its launch below. No time estimates: {why}.")
     return (f"Pick a row to open its launch below; click a header to sort. Times are estimated on "
             f"{counted[0].gpu} without a GPU: bytes ÷ {estimate.MEMORY_EFFICIENCY:g} of its bandwidth, dots' FLOPs ÷ "
             f"{estimate.DOT_EFFICIENCY:g} of its peak, the grid's share of its SMs, + {estimate.FLOOR_US:g} µs a "
-            "launch (checked against an H200's profiler: docs/09). Matmuls and attention that run outside Triton "
-            "(cuBLAS, flash kernels) are not launches here yet; the Benchmark page measures on a GPU.")
+            "launch (checked against an H200's profiler: docs/09). Rows without a # run outside Triton, as the GPU "
+            "would run them (cuBLAS matmuls, attention kernels): their shapes and FLOPs are the graph's; "
+            "the Benchmark page measures on a GPU.")

@@ -124,6 +124,9 @@ class CompileResult:
     # and the CPU it used, its own and its tools' (the worker's); in a student's own sandbox
     # also the job's whole CPU there (job_cpu_s: its fork, answer, exit and the sweep after it)
     timings: dict = field(default_factory=dict)
+    # what its compiled graphs run outside Triton (cuBLAS matmuls, attention kernels), each a dict
+    # (inspectors/compile/outside_calls.py): op, kind, shapes, dtype, bytes, flops, graph, lines
+    outside: tuple = ()
 
     @property
     def ok(self) -> bool:
@@ -150,6 +153,7 @@ class CompileResult:
             "seconds": self.seconds,
             **({"key": self.key} if self.key else {}),
             **({"timings": dict(self.timings)} if self.timings else {}),
+            **({"outside": list(self.outside)} if self.outside else {}),
         }
 
     @classmethod
@@ -163,6 +167,7 @@ class CompileResult:
             seconds=d.get("seconds", 0.0),
             key=d.get("key", ""),
             timings=timings_of(d.get("timings")),
+            outside=bounded_outside(d.get("outside")),
         )
 
 
@@ -330,6 +335,29 @@ def bounded_workload(w) -> dict:
     return out
 
 
+MAX_OUTSIDE = 512
+
+
+def bounded_outside(calls) -> tuple:
+    """What a result runs outside Triton as the server keeps it: 512 calls at most, each its
+    known keys (a workload's bounds for the figures; lines as an origin's)."""
+    if not isinstance(calls, (list, tuple)):
+        return ()
+    out = []
+    for c in calls[:MAX_OUTSIDE]:
+        if not isinstance(c, dict):
+            continue
+        keep = {k: str(c.get(k, ""))[:200] for k in ("graph", "op", "kind", "dtype")}
+        keep.update({k: c[k] for k in ("bytes", "flops") if _small_int(c.get(k))})
+        keep["shapes"] = [[d for d in s[:8] if _small_int(d)] for s in c.get("shapes", ())[:8] if isinstance(s, list)] \
+            if isinstance(c.get("shapes"), list) else []
+        lines = c.get("lines") if isinstance(c.get("lines"), dict) else {}
+        keep["lines"] = {str(f)[:1000]: [n for n in v[:64] if _small_int(n)] for f, v in list(lines.items())[:8]
+                         if isinstance(v, list)}
+        out.append(keep)
+    return tuple(out)
+
+
 def bounded_error(e: CompileError | None) -> CompileError | None:
     if e is None:
         return None
@@ -367,4 +395,5 @@ def bounded(result: CompileResult) -> CompileResult:
     else:
         kernels = tuple(map(bounded_kernel, kernels))
     return CompileResult(kernels, bounded_error(result.error), bound_text(str(result.output), MAX_MESSAGE_CHARS * 4),
-                         str(result.triton_version)[:100], result.seconds, timings=timings_of(result.timings))
+                         str(result.triton_version)[:100], result.seconds, timings=timings_of(result.timings),
+                         outside=bounded_outside(result.outside))

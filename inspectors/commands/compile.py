@@ -60,11 +60,11 @@ def cmd_compile(args) -> int:
     if args.json:
         extra = {"error": error_json(result.error)} if result.partial else {}
         if args.summary:
-            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu)]
+            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu, result.outside)]
         _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
     if args.summary:
-        print(step.text(step.rows(result.headers, args.file.name, gpu)))
+        print(step.text(step.rows(result.headers, args.file.name, gpu, result.outside)))
     else:
         _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0
@@ -114,7 +114,7 @@ def _print_json(head: dict, result: CompileResult, filename: str, extra: dict) -
     written a kernel at a time: a step of 500 launches (a stored result: base/launches.py) is
     never one string, nor one list of dicts, in this process."""
     tail = {"output": result.output, "triton_version": result.triton_version,
-            "seconds": round(result.seconds, 3), **extra}
+            "seconds": round(result.seconds, 3), **({"outside": list(result.outside)} if result.outside else {}), **extra}
     out = sys.stdout
     out.write(json.dumps(head)[:-1] + (", " if head else "") + '"kernels": [')
     for i, kernel in enumerate(result.kernels):

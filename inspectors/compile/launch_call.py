@@ -54,7 +54,7 @@ def of_jit(fn, args: tuple, kwargs: dict, grid) -> dict:
     return out
 
 
-def of_inductor(kernel, size_hint) -> dict:
+def of_inductor(kernel, sizevars) -> dict:
     """An Inductor kernel as its scheduler sees it (`kernel`: a TritonKernel or a template's),
     when it is defined: the bytes it moves and FLOPs it does, by Inductor's own estimates (what
     `benchmark_kernel` prints), and its sizes (xnumel, r0_numel) for its grid."""
@@ -72,7 +72,8 @@ def of_inductor(kernel, size_hint) -> dict:
     numels = {}
     for prefix, expr in getattr(kernel, "numels", {}).items():
         try:
-            numels[f"{prefix}numel"] = int(size_hint(expr))
+            hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint     # torch 2.13, 2.11
+            numels[f"{prefix}numel"] = int(hint(expr, fallback=8192))
         except Exception:  # noqa: BLE001 - an unbacked size
             pass
     out["numels"] = numels

@@ -51,7 +51,8 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from inspectors.compile import launch_call
+from inspectors.compile import launch_call, outside_calls
+from inspectors.read.inductor import parse_wrapper
 from inspectors.target import attention, cuda_dtypes, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
@@ -91,7 +92,6 @@ def origins(wrapper_source: str, graph, job_dir: str, which: str, by_seq: dict) 
     ATen ops each kernel fuses) and the graph's nodes (their stack traces: the user's lines).
     `by_seq`: stack traces by autograd sequence number, from the graphs seen so far (a backward
     node without a trace of its own has its forward node's)."""
-    from inspectors.read.inductor import parse_wrapper
     for n in graph.nodes:
         if n.meta.get("stack_trace") and n.meta.get("seq_nr") is not None:
             by_seq.setdefault(n.meta["seq_nr"], n.meta["stack_trace"])
@@ -129,6 +129,7 @@ class CompiledOnTarget:
         self.guard_missing = ""
         self._recorded_now: list = []       # the launches of the graph Inductor is compiling
         self._workloads: dict = {}          # its kernels' bytes, FLOPs and sizes, by name (launch_call.of_inductor)
+        self.outside: list[dict] = []       # what the graphs run outside Triton (outside_calls.of_graph)
 
     # ---------------------------------------------------------------- entering, leaving
     def _set(self, obj, name, value):
@@ -174,6 +175,11 @@ class CompiledOnTarget:
             torch._dynamo.reset()          # the next job's code is another file
         return False
 
+    def _node_lines(self, node) -> dict:
+        """The user's lines a graph node comes from, as origins() finds them ({file: [line]})."""
+        found = _lines_of(node.meta.get("stack_trace") or self._by_seq.get(node.meta.get("seq_nr"), "") or "", self.job_dir)
+        return {f: sorted({ln for g, ln in found if g == f}) for f, _ in found}
+
     def _patch_tracing(self):
         """Once, at the first torch.compile: what Dynamo reads while it traces."""
         if getattr(self, "_patched_tracing", False):
@@ -216,8 +222,7 @@ class CompiledOnTarget:
 
         def defined(scheduling, src_code, node_schedule, kernel):     # a kernel's workload, as Inductor sees it
             name = define_kernel(scheduling, src_code, node_schedule, kernel)
-            sizes = virtualized.V.graph.sizevars
-            self._workloads[name] = launch_call.of_inductor(kernel, lambda e: _hint(sizes, e))
+            self._workloads[name] = launch_call.of_inductor(kernel, virtualized.V.graph.sizevars)
             return name
         self._set(TritonScheduling, "define_kernel", defined)
 
@@ -342,6 +347,8 @@ class CompiledOnTarget:
         made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
         site = call_site(self.job_dir)      # the user's line that ran this graph (a call, a .backward())
         wrapper = getattr(out, "source_code", "") or ""
+        self.outside += outside_calls.of_graph(target_gm.graph, wrapper, self._node_lines, which,
+                                               {n for k in parse_wrapper(wrapper) for n in k.graph_nodes})
         for launch in recorded:
             launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
                              **launch.origin}
@@ -365,11 +372,6 @@ def _running(gm, compiled: set[str]):
         with triton_shim.not_recorded(compiled):
             return gm.forward(*args)
     return forward
-
-
-def _hint(sizes, expr) -> int:
-    hint = getattr(sizes, "optimization_hint", None) or sizes.size_hint      # torch 2.13, 2.11
-    return int(hint(expr, fallback=8192))
 
 
 def record_configs(autotuner, record, workload: dict | None = None) -> None:

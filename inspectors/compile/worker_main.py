@@ -93,6 +93,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
     saved_cwd, saved_modules, saved_path = os.getcwd(), set(sys.modules), list(sys.path)
     saved_device = torch.get_default_device()
     kernels: list[KernelResult] = []
+    outside: tuple = ()
     error = None
     try:
         os.chdir(job_dir)
@@ -111,7 +112,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
         with _Captured(output_path):
             # the target GPU as the code sees it, while it is imported and example() runs
             with tensor_view.TargetView(target) if tensor_view.needed(target) else nullcontext() as view, \
-                    CompiledOnTarget(view, job_dir, shim.record):
+                    CompiledOnTarget(view, job_dir, shim.record) as on_target:
                 # Triton's driver names the target while the file and its libraries are imported
                 # too (fla sizes its autotune spaces by the device it finds at import)
                 with shim.target_driver(gtarget, tensor_view.driver_properties(target)):
@@ -121,6 +122,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
                                                         filename, None))
                 launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target))
+                outside = tuple(on_target.outside)       # what the compiled graphs run outside Triton
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:
@@ -164,7 +166,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
     # bounded here as the server bounds it (base.result.bounded): an exception's 200 MB message
     # makes a small answer, not one the server refuses with the kernels in it
     result = bounded(CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
-                                   triton.__version__, done - started, timings=timings))
+                                   triton.__version__, done - started, timings=timings, outside=outside))
     return result, stored
 
 

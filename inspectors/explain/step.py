@@ -40,6 +40,7 @@ class StepRow:
     gpu: str = ""
     alternative: bool = False   # an autotune config or candidate after the first: the GPU runs one of them
     calls: int = 1              # how many times the step launches it (a layer's kernel: once per layer)
+    outside: str = ""           # not a Triton launch: what runs it (cuBLAS, flash attention, cuDNN; launch is 0)
 
     @property
     def step_us(self) -> float | None:
@@ -59,9 +60,10 @@ def gpus(headers) -> tuple:
     return gpu_specs.for_target(headers[0].target) if len(headers) else ()
 
 
-def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None) -> list[StepRow]:
-    """One row per launch, in launch order, from each launch's header (KernelResult); times
-    estimated on `gpu` (default: the target's first GPU, none for a target without figures)."""
+def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=()) -> list[StepRow]:
+    """One row per launch, in launch order, from each launch's header (KernelResult), then one
+    per call the step makes outside Triton (`outside`: CompileResult.outside); times estimated on
+    `gpu` (default: the target's first GPU, none for a target without figures)."""
     out = []
     gpu = gpu or next(iter(gpus(headers)), None)
     for i, k in enumerate(headers):
@@ -78,6 +80,15 @@ def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None) -> list[S
             aten_ops=tuple(str(op) for op in origin.get("aten_ops", ()) if isinstance(op, str)),
             failed=str(k.error.stage or "a stage") if k.error is not None else "", **_workload(k.workload, gpu),
             alternative=bool((m := _ALTERNATIVE_RE.search(label)) and int(m.group(1)) > 1)))
+    for c in outside:
+        shapes = " · ".join("×".join(map(str, sh)) for sh in c.get("shapes", ()) if sh)
+        lines = c.get("lines", {}).get(filename, ()) if isinstance(c.get("lines"), dict) else ()
+        out.append(StepRow(
+            launch=0, graph=str(c.get("graph", "")), kernel=f"{c.get('op', '')} ({c.get('kind', '')})",
+            config=f"{shapes} {c.get('dtype', '')}".strip(), warps=None, stages=None,
+            lines=tuple(n for n in lines if isinstance(n, int)), aten_ops=(str(c.get("op", "")),),
+            outside=str(c.get("kind", "")),
+            **_workload({k: c[k] for k in ("bytes", "flops") if k in c} | {"dot_dtype": c.get("dtype") or "fp32"}, gpu)))
     return out
 
 
@@ -121,7 +132,7 @@ def text(found: list[StepRow], width: int = 60) -> str:
     head = ("#", "graph", "kernel", "warps", "stages", "grid", "regs", "MB", "GFLOP", "est. µs", "calls", "%", "lines",
             "fuses (ATen)")
     share = shares(found)
-    body = [(str(r.launch), r.graph or "-",
+    body = [(str(r.launch) if r.launch else "-", r.graph or "-",
              _cut(r.kernel + (f" [{r.config}]" if r.config else "") + (f" (stopped at {r.failed})" if r.failed else ""), width),
              "" if r.warps is None else str(r.warps), "" if r.stages is None else str(r.stages),
              grid_text(r.grid), "" if r.registers is None else str(r.registers),
@@ -130,7 +141,11 @@ def text(found: list[StepRow], width: int = 60) -> str:
              ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r, s in zip(found, share)]
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
-    lines.append(f"{len(found)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(found, "launches").items()))
+    launches = [r for r in found if not r.outside]
+    lines.append(f"{len(launches)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(launches, "launches").items())
+                 + (f"; {len(found) - len(launches)} call(s) outside Triton (-): " +
+                    ", ".join(f"{n} {k}" for k, n in _count(r.outside for r in found if r.outside).items())
+                    if len(found) > len(launches) else ""))
     timed, others = counted(found), sum(r.alternative for r in found)
     if timed:
         lines.append(f"estimated on {timed[0].gpu}: {sum(r.step_us for r in timed):.1f} µs for "
@@ -147,6 +162,13 @@ def graphs(found: list[StepRow], outside: str = "") -> dict[str, int]:
     for r in found:
         if r.graph or outside:
             out[r.graph or outside] = out.get(r.graph or outside, 0) + 1
+    return out
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for i in items:
+        out[i] = out.get(i, 0) + 1
     return out
 
 

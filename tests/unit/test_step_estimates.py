@@ -129,3 +129,43 @@ def test_the_summary_table_shows_estimates_and_shares():
     assert "8×4 = 32" in table and "estimated on H100 SXM 80GB" in table and "1 autotune alternative(s) not counted" in table
     s = step.shares(rows)
     assert s[1] is None and s[0] + s[2] == pytest.approx(1) and s[0] > s[2]
+
+
+@pytest.mark.workers
+def test_what_a_compiled_block_runs_outside_triton_is_listed_with_its_flops(engine):
+    """block.py's Linear: Inductor leaves its matmul to cuBLAS in each graph (extern_kernels.mm /
+    addmm in the wrapper); the step lists each, its shapes, FLOPs (2·64·256·256) and line 13."""
+    result = engine.compile(CompileRequest(source=(SNIPPETS / "compiled" / "block.py").read_text(),
+                                           filename="block.py", sass=False))
+    assert not result.error, result.error
+    calls = result.outside
+    assert [c["graph"] for c in calls] == ["inference", "forward", "backward", "backward"]
+    assert {c["op"] for c in calls} == {"aten.mm", "aten.addmm"} and {c["kind"] for c in calls} == {"cuBLAS"}
+    assert all(c["flops"] == 2 * 64 * 256 * 256 and c["lines"] == {"block.py": [13]} for c in calls)
+    assert calls[0]["shapes"] == [[64, 256], [256, 256]] and calls[0]["dtype"] == "fp32"
+    rows = step.rows(result.headers, "block.py", None, result.outside)
+    extern = [r for r in rows if r.outside]
+    assert len(extern) == 4 and all(r.launch == 0 and r.estimate_us and r.lines == (13,) for r in extern)
+    assert "4 call(s) outside Triton (-): 4 cuBLAS" in step.text(rows)
+    # kept through the result's JSON (the result cache, history)
+    from inspectors.base.result import CompileResult
+    assert CompileResult.from_json(json.loads(json.dumps(result.to_json()))).outside == calls
+
+
+def test_outside_calls_are_named_by_what_runs_them_and_bounded():
+    from inspectors.base.result import bounded_outside
+    from inspectors.compile.outside_calls import extern_ops, kind_of
+    assert kind_of("mm") == kind_of("_scaled_mm") == "cuBLAS"
+    assert kind_of("_scaled_dot_product_flash_attention_backward") == "flash attention"
+    assert kind_of("_scaled_dot_product_cudnn_attention") == "cuDNN attention"
+    assert kind_of("_efficient_attention_forward") == "memory-efficient attention"
+    assert kind_of("convolution") == "cuDNN convolution" and kind_of("sort") == "ATen"
+    wrapper = ("extern_kernels.mm(buf0, primals_2, out=buf1)\n"
+               "buf5 = torch.ops.aten._scaled_dot_product_flash_attention.default(buf2, buf3, buf4)\n")
+    assert extern_ops(wrapper) == {"mm", "_scaled_dot_product_flash_attention"}
+    hostile = [{"op": "x" * 10 ** 5, "flops": 2 ** 90, "bytes": 5, "shapes": [[1] * 100] * 100,
+                "lines": {"f.py": list(range(1000)), **{str(i): [1] for i in range(100)}}}] * 1000 + ["junk"]
+    kept = bounded_outside(hostile)
+    assert len(kept) == 512 and len(kept[0]["op"]) == 200 and "flops" not in kept[0] and kept[0]["bytes"] == 5
+    assert len(kept[0]["shapes"]) == 8 and len(kept[0]["lines"]) == 8 and len(kept[0]["lines"]["f.py"]) == 64
+    assert bounded_outside({"op": 1}) == ()
