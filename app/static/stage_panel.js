@@ -424,7 +424,9 @@ class Panel {
     if (!line || !line.dataset.py) return;
     const py = Number(line.dataset.py);
     follow(py, this);
-    if (this.trigger) this.trigger("follow", py);
+    // a state value, new at every click (its time): a trigger value can be dropped when the click
+    // lands while a run_every fragment reruns (Streamlit 1.67); a state value is kept
+    if (this.setState) this.setState("follow", [py, Date.now()]);
   }
 
   applySel(py, scroll) {
@@ -567,7 +569,7 @@ export default function (component) {
     panel = new Panel(parentElement);
     instances.set(parentElement, panel);
   }
-  panel.trigger = component.setTriggerValue;
+  panel.setState = component.setStateValue;
   if (data) panel.load(data);
   return () => {       // unmounted or about to get new data: forget it if it stays out of the page
     setTimeout(() => { if (!panel.root.isConnected) STORE.panels.delete(panel); }, 5000);

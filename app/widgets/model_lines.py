@@ -8,6 +8,7 @@ import functools
 import streamlit as st
 
 from app.components.stage_panel import payload, stage_panel
+from app.state import keys
 from inspectors.base.result import CompileResult, KernelResult
 
 LAUNCH_KEY = "launch"          # the launch picker's (app/widgets/panels.py pick_launch)
@@ -72,6 +73,7 @@ def render(result: CompileResult, kernel: KernelResult, source: str, filename: s
     shown = next((i for i, k in enumerate(heads) if (k.launch, k.name) == (kernel.launch, kernel.name)), 0)
 
     def follow(line: int) -> None:
+        st.session_state[keys.STEP_LINE] = line          # the step table lights the rows that compute it
         if line in by_line:
             st.session_state[launch_key] = next_launch(by_line[line], shown)
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from app.state import keys
 from inspectors.base.result import CompileResult
+from app.render import step_picture
 from inspectors.explain import estimate, step
 
 ss = st.session_state
@@ -26,7 +27,39 @@ def opened(selected_rows, last: int | None, launches: int) -> int | None:
     return rows[0]
 
 
-def render(result: CompileResult, filename: str) -> None:
+def lit_rows(found: list, line: int | None) -> list[int]:
+    """The rows (indices) that compute `line` of the model: its kernels and calls outside Triton."""
+    return [i for i, r in enumerate(found) if line is not None and line in r.lines]
+
+
+def lit_text(found: list, lit: list[int]) -> str:
+    """`launches 2, 5 (triton_poi_fused_gelu_1, …) · aten.mm (cuBLAS) × 2`: what a lit line runs."""
+    launches = [found[i] for i in lit if not found[i].outside]
+    outside: dict[str, int] = {}
+    for i in lit:
+        if found[i].outside:
+            outside[found[i].kernel] = outside.get(found[i].kernel, 0) + 1
+    parts = []
+    if launches:
+        names = list(dict.fromkeys(r.kernel for r in launches))
+        parts.append("launch" + ("es " if len(launches) > 1 else " ") + ", ".join(str(r.launch) for r in launches)
+                     + f" ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})")
+    parts += [f"{k} × {n}" if n > 1 else k for k, n in outside.items()]
+    return " · ".join(parts)
+
+
+def _lit(rows: list[dict], lit: list[int]):
+    """The rows as a frame, the lit ones' cells filled (a pandas Styler): st.dataframe draws both."""
+    if not lit:
+        return rows
+    import pandas as pd
+    frame = pd.DataFrame(rows)
+    marked = set(lit)
+    return (frame.style.apply(lambda row: ["background-color: #fff1b8" if row.name in marked else "" for _ in row], axis=1)
+            .format(lambda v: "" if v is None or v != v else f"{v:g}" if isinstance(v, float) else v))
+
+
+def render(result: CompileResult, filename: str, source: str = "") -> None:
     """The table, in an expander, drawn before the launch picker (it may set it) for a step: a
     torch.compile'd step, an autotuner's configs, or six launches or more. A file's few own
     specializations (vector add's four) keep the first screen to the panels: the picker lists them."""
@@ -46,7 +79,7 @@ def render(result: CompileResult, filename: str) -> None:
     title = (f"The step: {len(headers)} launches" + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items())
                                                       if by_graph else "")
              + (f" · {externs} calls outside Triton" if externs else "")
-             + (f" · ≈ {total:,.0f} µs on {counted[0].gpu} (estimated)" if counted else ""))
+             + (f" · ≈ {total:,.{1 if total < 1000 else 0}f} µs on {counted[0].gpu} (estimated)" if counted else ""))
     share = step.shares(found)
     rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
              "% of step": None if s is None else round(100 * s, 1), "calls": r.calls, "bound": r.bound,
@@ -66,10 +99,18 @@ def render(result: CompileResult, filename: str) -> None:
             st.segmented_control("Estimate the time on", names, default=names[0], key=keys.STEP_GPU,
                                  help="Each GPU's bandwidth, peak FLOP/s and SMs are from its data sheet "
                                       "(inspectors/base/gpu_specs.py)")
-        event = st.dataframe(rows, hide_index=True, width="stretch", height=min(38 + 35 * len(found), 320),
+        line = ss.get(keys.STEP_LINE)
+        lit = lit_rows(found, line)
+        data = _lit(rows, lit)
+        event = st.dataframe(data, hide_index=True, width="stretch", height=min(38 + 35 * len(found), 320),
                              on_select="rerun", selection_mode="single-row", key=keys.STEP_TABLE,
                              column_config=_COLUMNS)
+        if lit:
+            st.caption(f"Line {line} of {filename} (clicked in Your model) is computed by the lit rows: "
+                       + lit_text(found, lit))
         st.caption(_caption(counted, choices))
+        if st.toggle("The step as a picture: your lines → the kernels they were fused into", key=keys.STEP_PICTURE):
+            st.graphviz_chart(step_picture.picture(found, source, filename), width="stretch")
     picked = opened(getattr(getattr(event, "selection", None), "rows", None), ss.get(keys.STEP_OPENED), len(headers))
     if picked is not None:
         ss[keys.STEP_OPENED] = picked

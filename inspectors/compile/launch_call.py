@@ -55,27 +55,31 @@ def of_jit(fn, args: tuple, kwargs: dict, grid) -> dict:
 
 
 def of_inductor(kernel, sizevars) -> dict:
-    """An Inductor kernel as its scheduler sees it (`kernel`: a TritonKernel or a template's),
-    when it is defined: the bytes it moves and FLOPs it does, by Inductor's own estimates (what
-    `benchmark_kernel` prints), and its sizes (xnumel, r0_numel) for its grid."""
+    """An Inductor kernel as its scheduler sees it (`kernel`: a TritonKernel, a template's, or a
+    combo kernel of several: the optimizer's foreach), when it is defined: the bytes it moves and
+    FLOPs it does, by Inductor's own estimates (what `benchmark_kernel` prints), and its sizes
+    (xnumel, r0_numel; a combo's xnumel_0, xnumel_1, ...) for its grid."""
     out: dict = {"from": "Inductor"}
+    parts = list(getattr(kernel, "sub_kernels", ()) or ())
     try:
-        out["bytes"] = int(kernel.estimate_kernel_num_bytes())
+        out["bytes"] = int(sum(k.estimate_kernel_num_bytes() for k in parts) if parts
+                           else kernel.estimate_kernel_num_bytes())
     except Exception:  # noqa: BLE001 - an estimate Inductor cannot make for this kernel: left out
         pass
     try:
-        flops = kernel.estimate_flops()
+        flops = kernel.estimate_flops() if not parts else 0
         if flops:
             out["flops"] = int(flops)
     except Exception:  # noqa: BLE001
         pass
+    hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint     # torch 2.13, 2.11
     numels = {}
-    for prefix, expr in getattr(kernel, "numels", {}).items():
-        try:
-            hint = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint     # torch 2.13, 2.11
-            numels[f"{prefix}numel"] = int(hint(expr, fallback=8192))
-        except Exception:  # noqa: BLE001 - an unbacked size
-            pass
+    for i, part in enumerate(parts or [kernel]):
+        for prefix, expr in getattr(part, "numels", {}).items():
+            try:
+                numels[f"{prefix}numel" + (f"_{i}" if parts else "")] = int(hint(expr, fallback=8192))
+            except Exception:  # noqa: BLE001 - an unbacked size
+                pass
     out["numels"] = numels
     return out
 

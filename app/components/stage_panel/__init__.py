@@ -36,9 +36,10 @@ NARROW = 1500                           # below this width two panels open, not 
 def stage_panel(payload: bytes, key: str, on_follow: Callable[[int], None] | None = None) -> None:
     """One panel. `payload`: `payload.encode(payload.build(...))`, best cached by the caller."""
     def _followed():
-        value = (st.session_state.get(key) or {}).get("follow")
-        if value and on_follow is not None:
-            on_follow(int(value))
+        value = (st.session_state.get(key) or {}).get("follow")     # [line, the click's time in ms]
+        line = value[0] if isinstance(value, list) and value else value
+        if isinstance(line, (int, float)) and line and on_follow is not None:
+            on_follow(int(line))
 
     _PANEL(key=key, data=payload, on_follow_change=_followed, height="content")
 
