@@ -33,6 +33,7 @@ DRIVERS = ROOT / "benchmarks" / "drivers" / "estimates"
 STEPS = ("seeds_small", "seeds_large", "gpt_step_small", "gpt_step_large", "liger_ops")
 REPS = 5
 GPU = "H200"
+PARTIAL: dict[str, str] = {}     # driver -> the error that stopped its CPU side after some launches
 MIN_US = 5.0
 
 
@@ -46,6 +47,9 @@ def estimate(driver: Path, gpu: str = GPU) -> list[dict]:
         raise RuntimeError(f"{driver.name}: no JSON (rc {p.returncode}): {p.stderr[-1500:]}") from None
     if "summary" not in data:
         raise RuntimeError(f"{driver.name}: {json.dumps(data.get('error'))[:1500]}")
+    if data.get("error"):        # a partial result: the launches before it are estimated, the error said
+        print(f"{driver.name}: the CPU side stopped: {data['error'].get('message', '')[:600]}", file=sys.stderr)
+        PARTIAL[driver.stem] = data["error"].get("message", "")[:600]
     return data["summary"]
 
 
@@ -133,6 +137,8 @@ def report(kernels: list[dict], steps: list[dict]) -> str:
     lines = []
     for s in steps:
         lines.append(f"\n## {s['step']}")
+        if s["step"] in PARTIAL:
+            lines.append(f"the CPU side stopped after some launches: {PARTIAL[s['step']]}")
         lines.append(f"{'kernel':60} {'est µs':>9} {'meas µs':>9} {'est/meas':>8} {'calls':>9}  bound")
         for k in (k for k in kernels if k["step"] == s["step"]):
             ratio = f"{k['estimate_us'] / k['measured_us']:.2f}" if k["measured_us"] else "-"
