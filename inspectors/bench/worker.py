@@ -269,7 +269,7 @@ def main(argv: list[str]) -> None:
     import torch   # noqa: F401 - before triton: decides whether this run may time at all
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"     # read by @triton.jit when the kernel file is imported
-        proclimits.limit_memory()
+        proclimits.limit_memory(above_mapped=torch.version.cuda is not None)
         from inspectors.compile import triton_shim
         triton_shim.fix_interpreter()            # Triton 3.6 with numpy >= 2.4 (see the shim)
     # The process side only: torch and triton never load in the server, which imports this

@@ -284,8 +284,8 @@ def main() -> None:
     os.dup2(devnull, 1)
     import torch  # noqa: F401 - the point of a warm worker
     import triton  # noqa: F401
-    if not torch.cuda.is_available():
-        proclimits.limit_memory()
+    if not torch.cuda.is_available():        # a CUDA build's libraries' mappings come on top
+        proclimits.limit_memory(above_mapped=torch.version.cuda is not None)
     proclimits.limit_processes()
     if settings_mod.load().worker_prewarm:
         _prewarm()
