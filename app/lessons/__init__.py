@@ -7,6 +7,7 @@ May import: app.render, app.components, app.backend, app.state, app.widgets, ins
 kernels, streamlit. The page itself is app/views/lessons.py."""
 from __future__ import annotations
 
-from app.lessons import coalescing, coarsening, fusion, hopper, tiling
+from app.lessons import coalescing, coarsening, compiled_step, fusion, hopper, tiling
 
-PANELS = {**coarsening.PANELS, **coalescing.PANELS, **fusion.PANELS, **tiling.PANELS, **hopper.PANELS}
+PANELS = {**coarsening.PANELS, **coalescing.PANELS, **fusion.PANELS, **tiling.PANELS, **hopper.PANELS,
+          **compiled_step.PANELS}

@@ -12,7 +12,7 @@ import streamlit as st
 
 from app.backend import services
 from inspectors.base import settings as settings_mod
-from inspectors.base.result import CompileRequest, KernelResult
+from inspectors.base.result import CompileRequest, CompileResult, KernelResult
 from inspectors.read.lessonfile import CompileSpec, Lesson, Step
 from inspectors.session import files
 import kernels
@@ -33,6 +33,7 @@ class Ctx:
     lesson: Lesson
     step: Step
     compiled: dict[str, tuple[KernelResult, ...]] = field(default_factory=dict)
+    outside: dict[str, tuple] = field(default_factory=dict)     # name -> its calls outside Triton
 
     def kernel(self, name: str | None = None) -> KernelResult:
         """The first kernel a compile selected (the step's first compile by default)."""
@@ -60,19 +61,27 @@ def kernel_file(lesson: Lesson, ref: str) -> tuple[str, str]:
     return entry.filename, entry.source()
 
 
-def compile_source(filename: str, source: str, target: str, **options) -> tuple[KernelResult, ...]:
+def compile_result(filename: str, source: str, target: str, **options) -> CompileResult:
     result = services.compile_kernel(CompileRequest(source=source, filename=filename, target=target, sass=False,
                                                     **options), float(settings.compile_timeout_s))
     if not result.ok:
         raise StepFailed(f"{filename} for {target}: {result.error.headline()}")
-    return result.kernels
+    return result
 
 
-def compile_spec(lesson: Lesson, spec: CompileSpec) -> tuple[KernelResult, ...]:
-    """The kernels a [[compile]] of a lesson selects (its function, its launch)."""
+def compile_source(filename: str, source: str, target: str, **options) -> tuple[KernelResult, ...]:
+    return compile_result(filename, source, target, **options).kernels
+
+
+def compile_spec(lesson: Lesson, spec: CompileSpec, outside: dict | None = None) -> tuple[KernelResult, ...]:
+    """The kernels a [[compile]] of a lesson selects (its function, its launch); what the compile
+    runs outside Triton goes to `outside[spec.name]` (a torch.compile'd step's cuBLAS calls)."""
     filename, source = kernel_file(lesson, spec.kernel)
-    found = compile_source(filename, source, spec.target, kernel=spec.function, num_warps=spec.num_warps,
-                           num_stages=spec.num_stages, constexprs=dict(spec.constexprs), signature=spec.signature)
+    result = compile_result(filename, source, spec.target, kernel=spec.function, num_warps=spec.num_warps,
+                            num_stages=spec.num_stages, constexprs=dict(spec.constexprs), signature=spec.signature)
+    found = result.kernels
+    if outside is not None:
+        outside[spec.name] = result.outside
     if spec.function:
         found = tuple(k for k in found if k.name == spec.function)
         if not found:

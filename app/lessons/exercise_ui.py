@@ -66,7 +66,7 @@ def _check(filename: str, source: str, ex: Exercise) -> dict:
     if not result.ok:
         return {"digest": _digest(source), "error": result.error.headline(), "detail": result.error.detail,
                 "line": result.error.line}
-    values = exercise.metrics(result.kernels, ex.function)
+    values = exercise.metrics(result.kernels, ex.function, result.outside)
     if not values:
         return {"digest": _digest(source), "error": f"no kernel named {ex.function!r} was compiled "
                                                      f"(found: {', '.join(sorted({k.name for k in result.headers}))})"}

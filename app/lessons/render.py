@@ -21,8 +21,9 @@ def draw_step(lesson: Lesson, step: Step, panels: dict) -> None:
     try:
         with st.spinner("Compiling the step's kernels (cached after the first time)…"):
             for spec in step.compiles:
-                ctx.compiled[spec.name] = compile_spec(lesson, spec)
-                facts.update(exercise.facts(exercise.metrics(ctx.compiled[spec.name]), spec.name))
+                ctx.compiled[spec.name] = compile_spec(lesson, spec, ctx.outside)
+                facts.update(exercise.facts(exercise.metrics(ctx.compiled[spec.name], outside=ctx.outside[spec.name]),
+                                            spec.name))
     except StepFailed as e:
         st.error(str(e))
         return

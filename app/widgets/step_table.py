@@ -59,6 +59,26 @@ def _lit(rows: list[dict], lit: list[int]):
             .format(lambda v: "" if v is None or v != v else f"{v:g}" if isinstance(v, float) else v))
 
 
+def table_rows(found: list) -> list[dict]:
+    """The step's rows as the table shows them (the Explorer's, a lesson's): columns no row fills
+    left out (a file's own launches have no graph, lines or ATen ops)."""
+    share = step.shares(found)
+    rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
+             "% of step": None if s is None else round(100 * s, 1), "calls": r.calls, "bound": r.bound,
+             "grid": step.grid_text(r.grid), "warps": r.warps, "stages": r.stages, "regs": r.registers,
+             "MB": None if r.bytes is None else round(r.bytes / 1e6, 3),
+             "GFLOP": round(r.flops / 1e9, 3) if r.flops else None,
+             "lines": ", ".join(map(str, r.lines)), "fuses (ATen)": ", ".join(r.aten_ops), "config": r.config,
+             "stopped at": r.failed, "how (estimate)": r.how + (" · an autotune alternative: not counted in the step"
+                                                                 if r.alternative else "")}
+            for r, s in zip(found, share)]
+    optional = ("graph", "lines", "fuses (ATen)", "stopped at", "GFLOP", "regs", "grid", "est. µs", "% of step",
+                "bound", "how (estimate)")
+    empty = [c for c in optional if not any(row[c] not in (None, "") for row in rows)]
+    rows = [{c: v for c, v in row.items() if c not in empty} for row in rows]      # a file's own launches: no graphs
+    return rows
+
+
 def render(result: CompileResult, filename: str, source: str = "") -> None:
     """The table, in an expander, drawn before the launch picker (it may set it) for a step: a
     torch.compile'd step, an autotuner's configs, or six launches or more. A file's few own
@@ -80,20 +100,7 @@ def render(result: CompileResult, filename: str, source: str = "") -> None:
                                                       if by_graph else "")
              + (f" · {externs} calls outside Triton" if externs else "")
              + (f" · ≈ {total:,.{1 if total < 1000 else 0}f} µs on {counted[0].gpu} (estimated)" if counted else ""))
-    share = step.shares(found)
-    rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
-             "% of step": None if s is None else round(100 * s, 1), "calls": r.calls, "bound": r.bound,
-             "grid": step.grid_text(r.grid), "warps": r.warps, "stages": r.stages, "regs": r.registers,
-             "MB": None if r.bytes is None else round(r.bytes / 1e6, 3),
-             "GFLOP": round(r.flops / 1e9, 3) if r.flops else None,
-             "lines": ", ".join(map(str, r.lines)), "fuses (ATen)": ", ".join(r.aten_ops), "config": r.config,
-             "stopped at": r.failed, "how (estimate)": r.how + (" · an autotune alternative: not counted in the step"
-                                                                 if r.alternative else "")}
-            for r, s in zip(found, share)]
-    optional = ("graph", "lines", "fuses (ATen)", "stopped at", "GFLOP", "regs", "grid", "est. µs", "% of step",
-                "bound", "how (estimate)")
-    empty = [c for c in optional if not any(row[c] not in (None, "") for row in rows)]
-    rows = [{c: v for c, v in row.items() if c not in empty} for row in rows]      # a file's own launches: no graphs
+    rows = table_rows(found)
     with st.expander(title, expanded=True, icon=":material/table_rows:"):
         if len(names) > 1:
             st.segmented_control("Estimate the time on", names, default=names[0], key=keys.STEP_GPU,

@@ -44,6 +44,14 @@ METRICS: dict[str, str] = {
     "tma_tile_bytes": "bytes of the largest tile one TMA load moves (the descriptor's block shape, from the TTGIR)",
     "compiled_warps": "warps a program runs as compiled (.reqntid): num_warps plus a warp-specialized loop's partitions",
     "partitions": "partitions of a warp-specialized loop besides the default one (0: none)",
+    # a step of several launches (a torch.compile'd block, a library op): inspectors/explain/step.py
+    "launches": "launches the compile recorded (an autotuner's configs after the first not counted)",
+    "forward_kernels": "launches of torch.compile's forward graphs (not an inference graph's: a no_grad call's, a compiled optimizer's; configs after the first not counted)",
+    "backward_kernels": "launches of torch.compile's backward graph (configs after the first not counted)",
+    "fused_aten_ops": "ATen ops the Triton kernels fuse, summed over the launches (eager PyTorch runs a kernel for most)",
+    "outside_calls": "calls the compiled graphs make outside Triton (cuBLAS matmuls, attention kernels)",
+    "step_us": "the step's time estimated on the target's first GPU without one, µs (each launch and call once per call)",
+    "outside_pct": "the share of that time outside Triton, in %",
 }
 _NAMES = frozenset(METRICS)
 
@@ -109,20 +117,41 @@ _MIN = ("load_vector_min", "store_vector_min", "load_bytes_min", "store_bytes_mi
 _MAX = ("compiled_warps", "partitions", "tma_tile_bytes", "load_vector_max", "store_vector_max", "registers", "spill_bytes", "shared_bytes", "shared_kib")
 
 
-def metrics(kernels, function: str | None = None) -> dict[str, float]:
+def metrics(kernels, function: str | None = None, outside=()) -> dict[str, float]:
     """The metrics of a compile: one kernel's, or several combined (sums; min of the narrowest
     widths and of occupancy; max of registers and shared memory). `function` keeps only the
     kernels of that name; `kernels` counts distinct names. Launches of the same kernel with
-    the same name count once for `kernels`, and each of their instructions counts."""
+    the same name count once for `kernels`, and each of their instructions counts. Without a
+    `function`, the step's figures too (`outside`: the compile's CompileResult.outside)."""
     chosen = [k for k in kernels if function is None or k.name == function]
     if not chosen:
         return {}
+    steps = step_metrics(chosen, outside) if function is None else {}
     per = [kernel_metrics(k) for k in chosen]
     out: dict[str, float] = {}
     for key in {k for m in per for k in m}:
         values = [m[key] for m in per if key in m]
         out[key] = min(values) if key in _MIN else max(values) if key in _MAX else sum(values)
     out["kernels"] = float(len({k.name for k in chosen}))
+    return {**out, **steps}
+
+
+def step_metrics(headers, outside=()) -> dict[str, float]:
+    """A step's figures from its launches' headers and its calls outside Triton."""
+    from inspectors.explain import step
+    rows = step.rows(headers, "", None, outside)
+    counted = [r for r in rows if not r.alternative]
+    launches = [r for r in counted if not r.outside]
+    out = {"launches": float(len(launches)),
+           "forward_kernels": float(sum(r.graph == "forward" for r in launches)),
+           "backward_kernels": float(sum(r.graph == "backward" for r in launches)),
+           "fused_aten_ops": float(sum(len(r.aten_ops) for r in launches)),
+           "outside_calls": float(len(counted) - len(launches))}
+    timed = step.counted(rows)
+    if timed:
+        total = sum(r.step_us for r in timed)
+        out["step_us"] = round(total, 1)
+        out["outside_pct"] = round(100 * sum(r.step_us for r in timed if r.outside) / total, 1) if total else 0.0
     return out
 
 

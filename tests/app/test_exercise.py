@@ -25,7 +25,8 @@ def _verdict(engine, source: str, slug: str, filename: str):
     _, ex = _exercise(slug)
     result = engine.compile(CompileRequest(source=source, filename=filename, target=ex.target, sass=False))
     assert result.ok, result.error
-    return exercise.check(ex.checks, exercise.metrics(result.kernels, ex.function)), exercise.metrics(result.kernels)
+    return (exercise.check(ex.checks, exercise.metrics(result.kernels, ex.function, result.outside)),
+            exercise.metrics(result.kernels, outside=result.outside))
 
 
 def test_fusion_exercise_passes_a_fused_v4_kernel_and_fails_the_others(engine):
@@ -36,6 +37,25 @@ def test_fusion_exercise_passes_a_fused_v4_kernel_and_fails_the_others(engine):
     assert (m["kernels"], m["global_loads"], m["global_stores"], m["load_vector_min"]) == (1, 2, 1, 4)
     narrow, _ = _verdict(engine, (SNIPPETS / "lesson_fused_scalar.py").read_text(), "fusion", STARTER.name)
     assert [r.passed for r in narrow.results] == [True, False]          # fused, but XBLOCK 128: scalar loads
+
+
+def test_torch_compile_exercise_passes_a_fused_forward_and_fails_the_graph_break(engine):
+    """The sixth lesson's exercise: the starter's `if` on a tensor breaks the forward graph (5
+    Triton kernels); a clamp kept as a tensor op fuses again (3); dropping the Linear layers
+    would fuse too, but the check on their cuBLAS calls fails it."""
+    starter = ROOT / "assets" / "lessons" / "exercises" / "compile_block_break.py"
+    text = starter.read_text()
+    start, m = _verdict(engine, text, "torch_compile", starter.name)
+    assert not start.passed and m["forward_kernels"] == 5 and m["outside_calls"] == 6
+    fixed = text.replace("        if h.abs().max() > 1e4:          # a guard against overflow, on the tensor's value\n"
+                         "            h = h.clamp(-1e4, 1e4)\n", "        h = h.clamp(-1e4, 1e4)\n")
+    assert fixed != text
+    ok, m = _verdict(engine, fixed, "torch_compile", starter.name)
+    assert ok.passed, [r.describe() for r in ok.results]
+    assert m["forward_kernels"] <= 3 and m["backward_kernels"] >= 1 and m["step_us"] > 0
+    gutted = fixed.replace("return x + self.down(h)", "return x + h[:, :512]").replace("h = self.up(h)", "h = h * 2")
+    cheat, _ = _verdict(engine, gutted, "torch_compile", starter.name)
+    assert not cheat.passed and [r.passed for r in cheat.results][2] is False
 
 
 def test_the_check_reads_the_compile_not_the_text(engine):

@@ -129,7 +129,7 @@ def _step_clean(at):
     assert "⟨" not in _all_text(at) and "{{" not in _all_text(at)
 
 
-@pytest.mark.parametrize("lesson, steps", [("fusion", 7), ("tiling", 8), ("hopper", 5)])
+@pytest.mark.parametrize("lesson, steps", [("fusion", 7), ("tiling", 8), ("hopper", 5), ("torch_compile", 5)])
 def test_every_step_of_the_new_lessons_draws_with_every_figure_filled(lesson, steps):
     measured = (ROOT / "assets" / "gpu" / "gpu_lessons.json").exists()
     for step in range(1, steps + 1):

@@ -74,7 +74,8 @@ def test_the_bundled_lessons_and_the_template_load():
     found = store.load_all([BUNDLED], _known())
     assert not found.errors, found.errors
     assert [(l.slug, len(l.steps)) for l in found.lessons] == [("coarsening", 7), ("coalescing", 6), ("fusion", 7),
-                                                                ("tiling", 8), ("hopper", 5)]
+                                                                ("tiling", 8), ("hopper", 5),
+                                                                ("torch_compile", 5)]
     assert not any(p.name.startswith("_") for p in store.lesson_files(BUNDLED))       # the template stays out
     template = parse((BUNDLED / "_TEMPLATE.md").read_text(), "_TEMPLATE.md", "template", _known())
     assert template.steps[1].exercise.checks[0].metric == "load_vector_min"
@@ -124,7 +125,8 @@ def test_a_teachers_folder_adds_replaces_and_reports(tmp_path):
     (tmp_path / "coalescing.md").write_text(TEACHER.replace("Loads in one picture", "Our coalescing"))
     (tmp_path / "missing.md").write_text(TEACHER.replace("my_add.py", "gone.py"))
     found = store.load_all([BUNDLED, tmp_path], _known())
-    assert [l.slug for l in found.lessons] == ["coarsening", "fusion", "tiling", "hopper", "loads", "coalescing"]   # by order
+    assert [l.slug for l in found.lessons] == ["coarsening", "fusion", "tiling", "hopper", "torch_compile", "loads",
+                                                    "coalescing"]   # by order
     assert found.get("coalescing").title == "Our coalescing" and found.replaced == ("coalescing",)
     errors = {os.path.basename(e.file): (e.line, e.message) for e in found.errors}
     assert errors["broken.md"][0] == 10 and "step \"Scalar or vector\"" in errors["broken.md"][1]
