@@ -34,6 +34,7 @@ class _Student:
     held_bytes: int = 0
     measured: float = float("-inf")           # when held_bytes was estimated
     gone_since: float | None = None
+    user: str = ""                            # whose workspace (its history is on the host's disk)
 
 
 _lock = threading.Lock()
@@ -50,6 +51,7 @@ def seen(engines, key: str, user: str, address: str) -> None:
     now = time.monotonic()
     with _lock:
         student = _students.setdefault(key, _Student())
+        student.user = user
         if ctx is not None:
             student.tabs[ctx.session_id] = now
             if len(student.tabs) > 64:                      # a student's tabs, not the internet's
@@ -151,11 +153,13 @@ def held_bytes(root, budget: int = 20_000) -> int:
     return total
 
 
-def rows(engines, me: str = "", teacher: bool = False) -> list[dict]:
+def rows(engines, me: str = "", teacher: bool = False, results=None) -> list[dict]:
     """One row per student seen: the server CPU for their runs and what their session keeps,
-    and their own sandbox's memory (its cgroup's) where they have one. A student is shown their
-    own row only (no label of another, hashed or not: a class roster would reverse a hash); a
-    teacher (settings.teachers) every student's, by name."""
+    what their results hold of the shared result cache (`results`, the Lens's ResultCache) and
+    of the launch store, their history on the host's disk, and their own sandbox's memory (its
+    cgroup's) where they have one. A student is shown their own row only (no label of another,
+    hashed or not: a class roster would reverse a hash); a teacher (settings.teachers) every
+    student's, by name."""
     sandboxes = {}
     for engine in engines.started():
         if engine.own is not None:
@@ -172,8 +176,24 @@ def rows(engines, me: str = "", teacher: bool = False) -> list[dict]:
         out.append({"student": f"{_short(key)} (you)" if key == me else _short(key), "tabs": sum(_connected(t) for t in s.tabs), "runs": s.runs,
                     "server CPU s": round(s.cpu_s, 2), "server KB (session)": round(s.held_bytes / 1024, 1),
                     "sandbox": ("compiling" if own["busy"] else f"idle {own['idle_s']:.0f} s") if own else "none",
-                    "sandbox MB": round(memory / 2**20, 1) if memory is not None else None})
+                    "sandbox MB": round(memory / 2**20, 1) if memory is not None else None,
+                    **_stored(key, s.user, engines, results)})
     return out
+
+
+def _stored(key: str, user: str, engines, results) -> dict:
+    """What a student's answers hold where they outlive the page: the shared result cache's disk
+    level, the launch store (a big result's launches) and their history; each bounded by its
+    share (docs/05's table of bounds)."""
+    from inspectors.base import settings as settings_mod
+    from inspectors.store import history, workspace
+    store = next((e.launch_store for e in engines.started() if getattr(e, "launch_store", None) is not None), None)
+    root = settings_mod.load().workspace_dir
+    folder = (workspace.user_folder(root, user) if user else root) / ".history"
+    mb = lambda n: round(n / 2**20, 2)     # noqa: E731
+    return {"cache MB": mb(results.owned_bytes(key)) if results is not None else None,
+            "stored launches MB": mb(store.owned_bytes(key)) if store is not None else None,
+            "history MB": mb(history.HistoryStore(folder).bytes_used())}
 
 
 def is_teacher(who: str, settings) -> bool:

@@ -76,11 +76,13 @@ def _server_status() -> None:
                        f"{pool['own']['evicted']} stopped for room)  \n" if "own" in pool else "")
                     + f"Result cache, shared by every session: {size.describe()}")
         teacher = presence.is_teacher(services.who(), settings_mod.load())
-        students = presence.rows(services.lens().engines, services.who(), teacher=teacher)
+        students = presence.rows(services.lens().engines, services.who(), teacher=teacher,
+                                 results=services.lens().results)
         if "own" in pool and students:       # a class server: what each holds (a student: their own)
             st.caption((f"Per student ({len(students)}, as a teacher sees them)" if teacher else "Your session")
                        + ": the server's CPU for the page's runs, what the session keeps in its memory "
-                       "(an estimate), the own sandbox and its memory")
+                       "(an estimate), what its results hold of the shared cache and the launch store, "
+                       "its history on disk, the own sandbox and its memory")
             st.dataframe(students, hide_index=True, width="stretch")
         if st.button("Clear the result cache", key="clear_results",
                      help="Every session compiles again on its next Compile; the Triton cache is kept"):

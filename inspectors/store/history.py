@@ -127,6 +127,13 @@ class HistoryStore:
             out.append(info)
         return tuple(out)
 
+    def bytes_used(self) -> int:
+        """What the records hold on disk (at most max_bytes, past the newest one)."""
+        try:
+            return sum(_size(p) for p in self.root.iterdir() if p.is_file())
+        except OSError:
+            return 0
+
     def load(self, rid: str) -> CompileRecord | None:
         if not _ID_RE.match(rid or ""):
             return None

@@ -83,6 +83,10 @@ class LaunchStore:
     def used(self) -> int:
         return sum(size for _, size, _ in self.folders())
 
+    def owned_bytes(self, owner: str) -> int:
+        """What `owner`'s stored results hold (their share is max_bytes / SHARE)."""
+        return sum(size for _, size, f in self.folders() if owner and _owner(f) == owner)
+
     def trim(self, keep: str = "", owner: str | None = None) -> None:
         """`owner`'s least recently read results removed while theirs are over their share
         (max_bytes / SHARE: one student cannot push the class's results out), then anyone's

@@ -117,6 +117,11 @@ class ResultCache:
         self._written = max_bytes          # bytes put since the disk was last trimmed (the first put trims)
         self._recent_gz: OrderedDict[str, bytes] = OrderedDict()   # the newest files' bytes (gzipped)
 
+    def owned_bytes(self, owner: str) -> int:
+        """What `owner`'s results hold of the disk level (their share is max_bytes / SHARE)."""
+        with self._lock:
+            return sum(self._owned.get(owner, {}).values())
+
     # -- the two levels -------------------------------------------------------------------------
 
     def get(self, key: str) -> Any:
