@@ -19,7 +19,6 @@ right in >= 80 % of steps. A copy's bandwidth is measured too, beside the data s
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -53,34 +52,11 @@ def estimate(driver: Path, gpu: str = GPU) -> list[dict]:
     return data["summary"]
 
 
-def measure_here(driver: Path) -> dict:
-    """In this process, with the GPU: {kernel name: [µs per call, ...]} over REPS runs."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile
-    sys.path[:0] = [str(driver.parent), str(ROOT)]
-    spec = importlib.util.spec_from_file_location(driver.stem, driver)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for _ in range(2):
-        module.example()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(REPS):
-            module.example()
-        torch.cuda.synchronize()
-    times: dict[str, list[float]] = {}
-    for e in prof.events():
-        if str(getattr(e, "device_type", "")).endswith("CUDA") and e.time_range.elapsed_us() > 0:
-            times.setdefault(e.name, []).append(float(e.time_range.elapsed_us()))
-    return times
-
-
 def measure(driver: Path) -> dict:
-    p = subprocess.run([sys.executable, __file__, "--measure", str(driver)], cwd=ROOT, capture_output=True, text=True,
-                       timeout=1200, env={**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"})
-    if p.returncode:
-        raise RuntimeError(f"{driver.name}: the run failed: {p.stderr[-1500:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+    """The driver's kernels timed on this GPU (inspectors/bench/step_times.py, a process of its own)."""
+    from inspectors.session import bench
+    return bench.measure_step(driver, REPS, timeout=1200,
+                              env={**os.environ, "PYTHONPATH": f"{ROOT}:{os.environ.get('PYTHONPATH', '')}"})
 
 
 def copy_bandwidth() -> str:
@@ -176,14 +152,10 @@ def report(kernels: list[dict], steps: list[dict]) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--measure", type=Path, help="(internal) measure one driver in this process, print JSON")
     ap.add_argument("--estimate", type=Path, help="only the CPU side's rows for one driver")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--steps", default=",".join(STEPS))
     args = ap.parse_args()
-    if args.measure:
-        print(json.dumps(measure_here(args.measure)))
-        return 0
     if args.estimate:
         for r in estimate(args.estimate):
             print(f"{r['kernel'][:60]:60} {r['estimate_us']} x{r['calls']} {r['how']}")

@@ -38,7 +38,9 @@ inference under torch.compile), kernel, warps, stages, grid, registers, the byte
 FLOPs of its dots, its time estimated on a target GPU without one (`--gpu H100`; default the
 target's first in inspectors/base/gpu_specs.py) and its share of the step, the lines of the
 file it computes and the ATen ops it fuses (inspectors/explain/step.py); with `--json` the
-object gains `"summary"`, those rows.
+object gains `"summary"`, those rows. `--measure`, on a machine with a GPU, runs example() for
+real under torch.profiler (inspectors/bench/step_times.py) and puts each Triton kernel's
+measured time beside its estimate.
 
 `diff` compiles A and B (two kernel files, or one file twice with the `--a-*`/`--b-*`
 options; plain `--target`, `--num-warps`, ... apply to both) and compares launch i of A
@@ -89,6 +91,8 @@ def add_commands(sub) -> None:
     c.add_argument("--summary", action="store_true", help="every launch in one table (graph, kernel, warps, "
                    "stages, the lines it computes, the ATen ops it fuses) instead of a stage; with --json, "
                    "the object's \"summary\" rows")
+    c.add_argument("--measure", action="store_true", help="with --summary, on a machine with an NVIDIA GPU: "
+                   "example() run for real under torch.profiler, each kernel's measured time beside its estimate")
     c.add_argument("--gpu", default="", help="the GPU --summary estimates times on (H200, H100, B200, A100, "
                    "MI300X; default the target's first)")
 

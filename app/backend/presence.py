@@ -186,14 +186,14 @@ def _stored(key: str, user: str, engines, results) -> dict:
     level, the launch store (a big result's launches) and their history; each bounded by its
     share (docs/05's table of bounds)."""
     from inspectors.base import settings as settings_mod
-    from inspectors.store import history, workspace
+    from inspectors.session import files, records
     store = next((e.launch_store for e in engines.started() if getattr(e, "launch_store", None) is not None), None)
     root = settings_mod.load().workspace_dir
-    folder = (workspace.user_folder(root, user) if user else root) / ".history"
+    history = records.history_store(files.user_folder(root, user) if user else root)
     mb = lambda n: round(n / 2**20, 2)     # noqa: E731
     return {"cache MB": mb(results.owned_bytes(key)) if results is not None else None,
             "stored launches MB": mb(store.owned_bytes(key)) if store is not None else None,
-            "history MB": mb(history.HistoryStore(folder).bytes_used())}
+            "history MB": mb(history.bytes_used())}
 
 
 def is_teacher(who: str, settings) -> bool:

@@ -7,4 +7,5 @@
     compare_versions  the same benchmark under two Triton versions.
     profiler          one launch profiled under Nsight Compute, its figures on its lines;
     profile_run       ... what ncu runs: the kernel file's example(), for real.
+    step_times        a step's kernels timed by torch.profiler (example() for real), by name.
 """

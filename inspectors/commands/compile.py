@@ -57,14 +57,21 @@ def cmd_compile(args) -> int:
             print(json.dumps({**head, "error": error_json(result.error)}))
             return 1
         return fail(result.error, args.json)
+    measured = None
+    if args.measure:             # example() run for real on this machine's GPU, its kernels timed
+        from inspectors.session import bench
+        try:
+            measured = bench.per_call(bench.measure_step(args.file))
+        except bench.MeasureError as e:
+            return fail(CompileError("usage", str(e), str(args.file)), args.json)
     if args.json:
         extra = {"error": error_json(result.error)} if result.partial else {}
         if args.summary:
-            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu, result.outside)]
+            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu, result.outside, measured)]
         _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
     if args.summary:
-        print(step.text(step.rows(result.headers, args.file.name, gpu, result.outside)))
+        print(step.text(step.rows(result.headers, args.file.name, gpu, result.outside, measured)))
     else:
         _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0

@@ -41,6 +41,7 @@ class StepRow:
     alternative: bool = False   # an autotune config or candidate after the first: the GPU runs one of them
     calls: int = 1              # how many times the step launches it (a layer's kernel: once per layer)
     outside: str = ""           # not a Triton launch: what runs it (cuBLAS, flash attention, cuDNN; launch is 0)
+    measured_us: float | None = None    # on this machine's GPU, the median call of its kernel's name (bench/step_times)
 
     @property
     def step_us(self) -> float | None:
@@ -60,10 +61,11 @@ def gpus(headers) -> tuple:
     return gpu_specs.for_target(headers[0].target) if len(headers) else ()
 
 
-def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=()) -> list[StepRow]:
+def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=(), measured=None) -> list[StepRow]:
     """One row per launch, in launch order, from each launch's header (KernelResult), then one
     per call the step makes outside Triton (`outside`: CompileResult.outside); times estimated on
-    `gpu` (default: the target's first GPU, none for a target without figures)."""
+    `gpu` (default: the target's first GPU, none for a target without figures); `measured`: a
+    GPU's times by kernel name (bench.step_times.per_call), beside each Triton launch's estimate."""
     out = []
     gpu = gpu or next(iter(gpus(headers)), None)
     for i, k in enumerate(headers):
@@ -79,7 +81,8 @@ def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=(
             lines=tuple(n for n in lines if isinstance(n, int)),
             aten_ops=tuple(str(op) for op in origin.get("aten_ops", ()) if isinstance(op, str)),
             failed=str(k.error.stage or "a stage") if k.error is not None else "", **_workload(k.workload, gpu),
-            alternative=bool((m := _ALTERNATIVE_RE.search(label)) and int(m.group(1)) > 1)))
+            alternative=bool((m := _ALTERNATIVE_RE.search(label)) and int(m.group(1)) > 1),
+            measured_us=_measured(measured, str(k.name))))
     for c in outside:
         shapes = " · ".join("×".join(map(str, sh)) for sh in c.get("shapes", ()) if sh)
         lines = c.get("lines", {}).get(filename, ()) if isinstance(c.get("lines"), dict) else ()
@@ -107,6 +110,11 @@ def _workload(w: dict, gpu) -> dict:
             "calls": max(1, _int(w.get("calls")) or 1)}
 
 
+def _measured(measured, name: str) -> float | None:
+    got = (measured or {}).get(name)
+    return round(float(got["median_us"]), 2) if isinstance(got, dict) and "median_us" in got else None
+
+
 def counted(found: list[StepRow]) -> list[StepRow]:
     """The rows the step's time is the sum of: estimated, and not an autotune alternative (the
     first config stands for the one the GPU's timing would choose)."""
@@ -132,6 +140,9 @@ def text(found: list[StepRow], width: int = 60) -> str:
     head = ("#", "graph", "kernel", "warps", "stages", "grid", "regs", "MB", "GFLOP", "est. µs", "calls", "%", "lines",
             "fuses (ATen)")
     share = shares(found)
+    measured = any(r.measured_us is not None for r in found)
+    if measured:
+        head = head[:10] + ("meas. µs",) + head[10:]
     body = [(str(r.launch) if r.launch else "-", r.graph or "-",
              _cut(r.kernel + (f" [{r.config}]" if r.config else "") + (f" (stopped at {r.failed})" if r.failed else ""), width),
              "" if r.warps is None else str(r.warps), "" if r.stages is None else str(r.stages),
@@ -139,6 +150,9 @@ def text(found: list[StepRow], width: int = 60) -> str:
              "" if r.bytes is None else f"{r.bytes / 1e6:.3g}", f"{r.flops / 1e9:.3g}" if r.flops else "",
              "" if r.estimate_us is None else f"{r.estimate_us:.1f}", str(r.calls), "" if s is None else f"{100 * s:.0f}",
              ",".join(map(str, r.lines)) or "-", _cut(", ".join(r.aten_ops), width) or "-") for r, s in zip(found, share)]
+    if measured:
+        body = [row[:10] + ("" if r.measured_us is None else f"{r.measured_us:.1f}",) + row[10:]
+                for row, r in zip(body, found)]
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
     launches = [r for r in found if not r.outside]

@@ -18,6 +18,7 @@ from inspectors.bench.model import (  # noqa: F401 - the benchmark model the pag
 from inspectors.bench.profiler import ProfileError, profile_launch  # noqa: F401 - Nsight Compute per line
 from inspectors.bench.compare_versions import VersionBench  # noqa: F401
 from inspectors.bench.worker import Progress  # noqa: F401
+from inspectors.bench.step_times import MeasureError, measure as measure_step, per_call  # noqa: F401 - a step timed
 from inspectors.session.lens import Lens
 
 

@@ -169,3 +169,44 @@ def test_outside_calls_are_named_by_what_runs_them_and_bounded():
     assert len(kept) == 512 and len(kept[0]["op"]) == 200 and "flops" not in kept[0] and kept[0]["bytes"] == 5
     assert len(kept[0]["shapes"]) == 8 and len(kept[0]["lines"]) == 8 and len(kept[0]["lines"]["f.py"]) == 64
     assert bounded_outside({"op": 1}) == ()
+
+
+def test_measured_times_sit_beside_the_estimates():
+    heads = [KernelResult("add_kernel", "cuda:90", {"num_warps": 4}, (), {}, launch=0,
+                          workload={"bytes": 10 ** 9, "grid": [4096, 1, 1]}),
+             KernelResult("other", "cuda:90", {"num_warps": 4}, (), {}, launch=1, workload={"bytes": 10 ** 6})]
+    rows = step.rows(heads, "m.py", None, (), {"add_kernel": {"median_us": 251.04, "calls": 3.0}})
+    assert rows[0].measured_us == 251.04 and rows[1].measured_us is None
+    table = step.text(rows)
+    assert "meas. µs" in table.splitlines()[0] and "251.0" in table.splitlines()[1]
+    assert "meas. µs" not in step.text(step.rows(heads, "m.py"))
+
+
+def _cli(*args, timeout=900):
+    import os
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "inspectors", "compile", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ})
+
+
+def _has_gpu() -> bool:
+    import torch
+    return torch.cuda.is_available()
+
+
+@pytest.mark.workers
+@pytest.mark.skipif("_has_gpu()", reason="the error of a machine without a GPU")
+def test_measuring_without_a_gpu_says_so():
+    p = _cli(ROOT / "kernels" / "vector_add.py", "--summary", "--measure")
+    assert p.returncode != 0 and "needs an NVIDIA GPU" in (p.stdout + p.stderr)
+
+
+@pytest.mark.workers
+@pytest.mark.skipif("not _has_gpu()", reason="needs a CUDA GPU")
+def test_on_a_gpu_each_triton_launch_has_its_measured_time():
+    p = _cli(ROOT / "benchmarks" / "drivers" / "estimates" / "seeds_small.py", "--summary", "--measure", "--json")
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = json.loads(p.stdout)["summary"]
+    assert rows and all(r["measured_us"] and r["measured_us"] > 0 for r in rows if not r["outside"])
+    assert all(r["estimate_us"] for r in rows)
