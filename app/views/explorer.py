@@ -285,7 +285,8 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
         ss[keys.LAUNCH] = pending.launch
     if present_bar is None:
         request_now = ss.get(keys.RESULT_REQUEST)        # the step at a glance; a row picked opens its launch
-        step_table.render(result, files.filename(), request_now.source if request_now is not None else "")
+        step_table.render(result, files.filename(), request_now.source if request_now is not None else "",
+                          request_now.files if request_now is not None else None)
     if present_bar is not None:
         kernel = panels.pick_launch(result.kernels, present_bar.launch, compact=True)
         stage_col = follow_col = None

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app.state import keys
-from inspectors.base.result import CompileResult
 from app.render import step_picture
+from app.state import keys
+from app.widgets import bench_view
+from inspectors.base.result import CompileResult
 from inspectors.explain import estimate, step
+from inspectors.session import bench
 
 ss = st.session_state
 
@@ -59,11 +61,32 @@ def _lit(rows: list[dict], lit: list[int]):
             .format(lambda v: "" if v is None or v != v else f"{v:g}" if isinstance(v, float) else v))
 
 
+def _measure(result: CompileResult, filename: str, source: str, files: dict | None) -> None:
+    """The button that times the step on this machine's GPU (example() for real, in a benchmark
+    worker: inspectors/bench/step_times.py); on a machine without one it says so."""
+    if not source or not st.button("Measure on this machine's GPU", key=keys.STEP_MEASURE, type="tertiary",
+                                   icon=":material/timer:", help="Runs example() for real, twice to warm up, then 5 "
+                                   "times under torch.profiler: each Triton kernel's median call beside its estimate"):
+        return
+    if not bench_view.gpu_probe().get("gpus"):
+        st.info("No GPU on this machine: the times above are estimates from each GPU's data sheet. On a machine "
+                "with an NVIDIA GPU this button puts the measured times beside them.")
+        return
+    with st.spinner("Running example() on the GPU…"):
+        got = bench.measure_source(source, filename, files)
+    if "error" in got:
+        st.error(f"The step could not be measured: {got['error']}")
+        return
+    ss[keys.STEP_MEASURED] = ((result.key, source), bench.per_call(got.get("times", {})))
+    st.rerun()
+
+
 def table_rows(found: list) -> list[dict]:
     """The step's rows as the table shows them (the Explorer's, a lesson's): columns no row fills
     left out (a file's own launches have no graph, lines or ATen ops)."""
     share = step.shares(found)
     rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
+             "measured µs": r.measured_us,
              "% of step": None if s is None else round(100 * s, 1), "calls": r.calls, "bound": r.bound,
              "grid": step.grid_text(r.grid), "warps": r.warps, "stages": r.stages, "regs": r.registers,
              "MB": None if r.bytes is None else round(r.bytes / 1e6, 3),
@@ -72,14 +95,14 @@ def table_rows(found: list) -> list[dict]:
              "stopped at": r.failed, "how (estimate)": r.how + (" · an autotune alternative: not counted in the step"
                                                                  if r.alternative else "")}
             for r, s in zip(found, share)]
-    optional = ("graph", "lines", "fuses (ATen)", "stopped at", "GFLOP", "regs", "grid", "est. µs", "% of step",
+    optional = ("graph", "lines", "fuses (ATen)", "stopped at", "GFLOP", "regs", "grid", "est. µs", "% of step", "measured µs",
                 "bound", "how (estimate)")
     empty = [c for c in optional if not any(row[c] not in (None, "") for row in rows)]
     rows = [{c: v for c, v in row.items() if c not in empty} for row in rows]      # a file's own launches: no graphs
     return rows
 
 
-def render(result: CompileResult, filename: str, source: str = "") -> None:
+def render(result: CompileResult, filename: str, source: str = "", files: dict | None = None) -> None:
     """The table, in an expander, drawn before the launch picker (it may set it) for a step: a
     torch.compile'd step, an autotuner's configs, or six launches or more. A file's few own
     specializations (vector add's four) keep the first screen to the panels: the picker lists them."""
@@ -90,8 +113,10 @@ def render(result: CompileResult, filename: str, source: str = "") -> None:
     names = [g.name for g in choices]
     if ss.get(keys.STEP_GPU) not in names:
         ss.pop(keys.STEP_GPU, None)
+    kept = ss.get(keys.STEP_MEASURED)
+    measured = kept[1] if isinstance(kept, tuple) and kept[0] == (result.key, source) else None
     found = step.rows(headers, filename, next((g for g in choices if g.name == ss.get(keys.STEP_GPU)), None),
-                      result.outside)
+                      result.outside, measured)
     by_graph = step.graphs(found[:len(headers)])
     externs = len(found) - len(headers)
     counted = step.counted(found)
@@ -116,6 +141,7 @@ def render(result: CompileResult, filename: str, source: str = "") -> None:
             st.caption(f"Line {line} of {filename} (clicked in Your model) is computed by the lit rows: "
                        + lit_text(found, lit))
         st.caption(_caption(counted, choices))
+        _measure(result, filename, source, files)
         if st.toggle("The step as a picture: your lines → the kernels they were fused into", key=keys.STEP_PICTURE):
             st.graphviz_chart(step_picture.picture(found, source, filename), width="stretch")
     picked = opened(getattr(getattr(event, "selection", None), "rows", None), ss.get(keys.STEP_OPENED), len(headers))

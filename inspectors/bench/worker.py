@@ -238,6 +238,34 @@ def probe(timeout: float = 120) -> dict:
         return {"gpus": [], "error": f"{type(e).__name__}: {e}"}
 
 
+def measure_step(source: str, filename: str, files: dict | None = None, timeout: float = 600) -> dict:
+    """A step's kernels timed on this server's GPU (bench/step_times.py): the file and its
+    project's files written to a scratch folder, example() run there by a benchmark worker (in
+    its sandbox on a server that sandboxes users' code). {"times": {kernel: [µs, ...]}} or
+    {"error": "..."}."""
+    with tempfile.TemporaryDirectory(prefix="tlens-steptimes-") as scratch:
+        job = Path(scratch) / "job"
+        job.mkdir()
+        for name, text in {**(files or {}), filename: source}.items():
+            target = (job / name).resolve()
+            if job.resolve() in target.parents:          # a project's file, never a path out of it
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+        argv, env, preexec = _command(["--step-times", str(job / filename)], scratch)
+        try:
+            proc = subprocess.run(argv, cwd=str(_REPO_ROOT), env=env, capture_output=True, text=True, timeout=timeout,
+                                  preexec_fn=preexec)
+        except subprocess.TimeoutExpired:
+            return {"error": f"example() took longer than {timeout:g} s to measure"}
+        finally:
+            if preexec is not None and preexec.cgroup is not None:
+                preexec.cgroup.kill()
+        try:
+            return json.loads(proc.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            return {"error": f"the measuring process ended (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}"}
+
+
 # -- the worker's side -----------------------------------------------------------------------------
 
 def _probe_main(out) -> None:
@@ -257,6 +285,14 @@ def main(argv: list[str]) -> None:
     if "--probe" in argv:
         _probe_main(proto)
         return
+    if "--step-times" in argv:           # a step's kernels timed (bench/step_times.py): JSON, then leave
+        from inspectors.bench import step_times
+        try:
+            proto.write(json.dumps({"times": step_times.run_here(Path(argv[argv.index("--step-times") + 1]))}) + "\n")
+        except Exception as e:  # noqa: BLE001 - the user's example() raised: said, the worker leaves
+            proto.write(json.dumps({"error": f"{type(e).__name__}: {e}"[:2000]}) + "\n")
+        proto.flush()
+        os._exit(0)
     scratch = Path(argv[argv.index("--scratch") + 1]) if "--scratch" in argv else Path(tempfile.mkdtemp())
 
     def emit(msg: dict) -> None:

@@ -27,6 +27,11 @@ def run(request: BenchRequest, on_progress: Callable[[Progress], None] | None = 
     return worker.run_benchmark(request, on_progress)
 
 
+def measure_source(source: str, filename: str, files: dict | None = None) -> dict:
+    """A step's kernels timed on this server's GPU, in a benchmark worker: {"times": ...} or {"error": ...}."""
+    return worker.measure_step(source, filename, files)
+
+
 def probe() -> dict:
     """Which GPUs the benchmark worker sees."""
     return worker.probe()
