@@ -67,6 +67,7 @@ class Worker:
                 msg = {"_malformed": line[:200], "_why": str(e)[:300]}
             if not isinstance(msg, dict):
                 msg = {"_malformed": line[:200]}
+            line = ""       # its bytes not held while this thread waits on the next one (a 128 MB answer: twice)
             if msg.get("ready") and not self.ready.is_set():
                 self.info = msg
                 self.ready.set()
