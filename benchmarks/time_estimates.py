@@ -109,6 +109,27 @@ def compare(name: str, rows: list[dict], times: dict) -> tuple[list[dict], dict]
     return out, summary
 
 
+def recheck(files: list[Path], names: list[str]) -> str:
+    """The model as this checkout has it against GPU runs already made: each step's drivers
+    compiled here (no GPU), its kernels joined by name to the measured times in `files` (the
+    newest file's run of a step wins)."""
+    measured: dict[str, dict] = {}
+    for f in files:
+        for k in json.loads(f.read_text())["kernels"]:
+            if k["measured_us"] is not None:
+                # the first file's run of a kernel wins; its median stands for the run's calls
+                measured.setdefault(k["step"], {}).setdefault(k["kernel"], [k["measured_us"]] * REPS)
+    kernels, steps = [], []
+    for name in names:
+        if name not in measured:
+            continue
+        ks, s = compare(name, estimate(DRIVERS / f"{name}.py"), measured[name])
+        kernels += ks
+        steps.append(s)
+    return (f"recheck: this checkout's estimates against the measured times of {', '.join(str(f) for f in files)} "
+            "(outside-Triton sums and calls are not in those files: ignore them)\n" + report(kernels, steps))
+
+
 def report(kernels: list[dict], steps: list[dict]) -> str:
     lines = []
     for s in steps:
@@ -153,9 +174,16 @@ def report(kernels: list[dict], steps: list[dict]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--estimate", type=Path, help="only the CPU side's rows for one driver")
+    ap.add_argument("--recheck", type=Path, nargs="+", help="without a GPU: today's estimates (this checkout's "
+                    "model, the CPU side's compile) against the measured times of committed runs' .json files; "
+                    "kernels are joined by name, so run it with the GPU run's torch (another numbers Inductor's "
+                    "kernels otherwise)")
     ap.add_argument("--out", type=Path)
     ap.add_argument("--steps", default=",".join(STEPS))
     args = ap.parse_args()
+    if args.recheck:
+        print(recheck(args.recheck, args.steps.split(",")))
+        return 0
     if args.estimate:
         for r in estimate(args.estimate):
             print(f"{r['kernel'][:60]:60} {r['estimate_us']} x{r['calls']} {r['how']}")

@@ -9,7 +9,8 @@ figures (inspectors/base/gpu_specs.py). The model, stated so anyone can check it
 The share: a grid of fewer programs than SMs keeps that fraction of the SMs pulling memory;
 a dot-bound grid runs in waves of (SMs × programs per SM), its last wave partly empty.
 FLOPs outside dots (element-wise math) are not counted: a kernel is taken as bound by its
-memory or its dots. benchmarks/time_estimates.py checks the model against an H200's times.
+memory or its dots. A kernel bound by its arithmetic per element (an online softmax's
+exponentials over a long row) or by latency comes out fast: docs/09 quotes the misses. benchmarks/time_estimates.py checks the model against an H200's times.
 
 `workload_of` (run in the worker, where the stages are) fills a launch's workload from what
 the launch was called with (inspectors/compile/launch_call.py), its TTIR and its analysis.
@@ -42,11 +43,15 @@ def workload_of(kernel) -> dict:
     out = {k: call[k] for k in ("from", "grid", "bytes", "flops", "calls", "tensors", "ints") if k in call}
     grid = out.get("grid")
     programs = math.prod(grid) if isinstance(grid, list) and grid else None
+    if isinstance(kernel.options.get("num_warps"), int):
+        out["warps"] = kernel.options["num_warps"]
     ttir = kernel.stages.get("ttir", "")
     if ttir:
         names = tuple(a.name for a in kernel.args if a.type != "constexpr" and a.value is None)
-        work = ttir_work.program_work(ttir, call.get("ints", {}), programs or 1, names)
+        work = ttir_work.program_work(ttir, call.get("ints", {}), programs or 1, names, tuple(grid or ()))
         out["reads"], out["writes"] = list(work.reads), list(work.writes)
+        if work.reductions:
+            out["reductions"] = round(work.reductions, 2)
         if work.dots:
             out["dot_dtype"] = work.dtype
             if "flops" not in out and work.flops is not None and programs:

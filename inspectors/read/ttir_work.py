@@ -1,7 +1,7 @@
 """What a kernel's program does, read from its TTIR and the launch's integer arguments: which
-pointer arguments it loads through and which it stores through, and the FLOPs of its dots
-(`tt.dot`, `tt.dot_scaled`) for one program, with every enclosing `scf.for` counted by its
-trip count (evaluated from the launch's integers; a bound that depends on the program id is
+pointer arguments it loads through and which it stores through, the FLOPs of its dots
+(`tt.dot`, `tt.dot_scaled`) and how many reductions (`tt.reduce`) it runs, for one program,
+with every enclosing `scf.for` counted by its trip count (evaluated from the launch's integers; a bound that depends on the program id is
 evaluated for the first and the last program and averaged, which is exact for the linear
 bounds of causal attention). Pure: text and numbers in, data out.
 
@@ -43,9 +43,11 @@ class ProgramWork:
     reads: tuple[str, ...]      # pointer arguments it loads through (TTIR's names)
     writes: tuple[str, ...]     # ... and stores through (atomics count as both)
     why: str = ""               # why `flops` is None
+    reductions: float | None = 0.0   # `tt.reduce`s one program runs, each loop's counted by its trips
 
 
-def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...] = ()) -> ProgramWork:
+def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...] = (),
+                 grid: tuple[int, ...] = ()) -> ProgramWork:
     """`ints`: the launch's integer arguments by name; `names`: the kernel's non-constexpr
     arguments in order, which name the TTIR's by position (Triton 3.6 calls them `%arg3`,
     3.9 `%K`). `reads` and `writes` use these names."""
@@ -53,6 +55,8 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
     values = _arguments(module, ints, names)
     reads, writes = _accesses(module, _named(module, names))
     flops, dots, dtype, why = 0, 0, "", ""
+    reductions: float | None = 0.0
+    sizes = (tuple(grid) + (1, 1, 1))[:3] if grid else (programs, 1, 1)
     loops: list[float | None] = []          # trips of each scf.for we are in; 1.0 for other regions
     for line in ttir.splitlines():
         stripped = line.strip()
@@ -63,8 +67,11 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
                 loops.append(1.0)
             continue
         if "scf.for " in stripped:
-            loops.append(_trips(_FOR_RE.search(stripped), module, values, programs))
+            loops.append(_trips(_FOR_RE.search(stripped), module, values, programs, sizes))
             continue
+        if '"tt.reduce"(' in stripped or stripped.startswith("tt.reduce ") or " = tt.reduce " in stripped:
+            trips = _product(loops)
+            reductions = None if trips is None or reductions is None else reductions + trips
         if " tt.dot " in f" {stripped} " or " tt.dot_scaled " in f" {stripped} ":
             dots += 1
             m = _DOT_TYPE_RE.search(stripped)
@@ -75,9 +82,7 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
             one = 2 * b[-1] * _prod(a)                      # 2·M·N·K, times the batch of a 3-D dot
             dtype = dtype or ("tf32" if m["ta"] == "f32" and "inputPrecision = ieee" not in stripped
                               else _DOT_DTYPES.get(m["ta"], m["ta"]))
-            trips = 1.0
-            for t in loops:
-                trips = None if t is None or trips is None else trips * t
+            trips = _product(loops)
             if trips is None:
                 why = why or "a dot in a loop whose trip count is known only at run time"
                 flops = None
@@ -85,7 +90,15 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
                 flops += int(one * trips)
         if stripped.endswith("{"):
             loops.append(1.0)
-    return ProgramWork(flops if dots else 0, dtype, dots, reads, writes, why if dots else "")
+    return ProgramWork(flops if dots else 0, dtype, dots, reads, writes, why if dots else "", reductions)
+
+
+def _product(loops: list) -> float | None:
+    """How many times the innermost of `loops` runs its body (None: a trip count not known)."""
+    trips = 1.0
+    for t in loops:
+        trips = None if t is None or trips is None else trips * t
+    return trips
 
 
 def _prod(dims) -> int:
@@ -105,7 +118,11 @@ def _arguments(module: mlir.Module, ints: dict, names: tuple[str, ...]) -> dict:
     return {a: ints[n] for a, n in _named(module, names).items() if n in ints}
 
 
-def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0) -> int | None:
+_AXIS = {"x": 0, "y": 1, "z": 2}
+
+
+def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0,
+           sizes: tuple[int, int, int] = (1, 1, 1)) -> int | None:
     if v in values:
         return values[v]
     op = module.defs.get(v)
@@ -116,7 +133,10 @@ def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0) 
         return int(m["v"]) if m else None
     if op.name == "tt.get_program_id":
         return pid
-    args = [_value(o, module, values, pid, depth + 1) for o in op.operands]
+    if op.name == "tt.get_num_programs":          # a persistent kernel's stride over its work
+        m = re.search(r"get_num_programs (\w)", op.text)
+        return sizes[_AXIS.get(m.group(1), 0)] if m else sizes[0]
+    args = [_value(o, module, values, pid, depth + 1, sizes) for o in op.operands]
     if any(a is None for a in args):
         return None
     if op.name in _SAME and len(args) == 1:
@@ -125,12 +145,13 @@ def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0) 
     return fn(*args[:2]) if fn is not None and len(args) >= 2 else None
 
 
-def _trips(m, module: mlir.Module, values: dict, programs: int) -> float | None:
+def _trips(m, module: mlir.Module, values: dict, programs: int,
+           sizes: tuple[int, int, int] = (1, 1, 1)) -> float | None:
     if m is None:
         return None
     counts = []
     for pid in (0, max(programs - 1, 0)):
-        lb, ub, st = (_value(m[k], module, values, pid) for k in ("lb", "ub", "st"))
+        lb, ub, st = (_value(m[k], module, values, pid, 0, sizes) for k in ("lb", "ub", "st"))
         if None in (lb, ub, st) or st <= 0:
             return None
         counts.append(max(0, -(-(ub - lb) // st)))

@@ -210,3 +210,14 @@ def test_on_a_gpu_each_triton_launch_has_its_measured_time():
     rows = json.loads(p.stdout)["summary"]
     assert rows and all(r["measured_us"] and r["measured_us"] > 0 for r in rows if not r["outside"])
     assert all(r["estimate_us"] for r in rows)
+
+
+@pytest.mark.workers
+def test_a_persistent_softmax_counts_two_reductions_a_row_it_takes(engine):
+    """kernels/softmax.py's persistent grid: program p takes rows p, p + P, p + 2P, ... (its loop's
+    step is tl.num_programs), a max and a sum per row."""
+    kernels = _compiled(engine, ROOT / "kernels" / "softmax.py")
+    for k in kernels:
+        w = k.workload
+        programs, rows = w["grid"][0], w["ints"]["n_rows"]
+        assert w["reductions"] == pytest.approx(2 * rows / programs, abs=2), (programs, rows, w["reductions"])
