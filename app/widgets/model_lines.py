@@ -68,7 +68,14 @@ def render(result: CompileResult, kernel: KernelResult, source: str, filename: s
         return
     heads = result.headers
     names = {line: list(dict.fromkeys(heads[i].name for i in launches)) for line, launches in by_line.items()}
-    marks = tuple((line, "computed by " + ", ".join(n)) for line, n in sorted(names.items()))
+    outside: dict[int, list[str]] = {}          # what a line runs outside Triton (cuBLAS, attention kernels)
+    for call in result.outside:
+        for line in call.get("lines", {}).get(filename, ()):
+            outside.setdefault(line, []).append(f"{call.get('op', '')} ({call.get('kind', '')})")
+    marks = tuple((line, "; ".join(part for part in (
+        "computed by " + ", ".join(names[line]) if line in names else "",
+        "outside Triton: " + ", ".join(dict.fromkeys(outside[line])) if line in outside else "") if part))
+        for line in sorted(set(names) | set(outside)))
     lit = tuple(sorted(kernel.origin.get("lines", {}).get(filename, ())))
     shown = next((i for i, k in enumerate(heads) if (k.launch, k.name) == (kernel.launch, kernel.name)), 0)
 
@@ -77,7 +84,9 @@ def render(result: CompileResult, kernel: KernelResult, source: str, filename: s
         if line in by_line:
             st.session_state[launch_key] = next_launch(by_line[line], shown)
 
-    st.caption("Each line torch.compile turned into Triton kernels is marked (its tooltip names them); "
-               "the lines of the kernel shown are lit.")
-    stage_panel(_payload(source, filename, tuple(sorted(by_line)), lit, marks), key=f"panel-model-{launch_key}",
+    st.caption("Each line torch.compile turned into Triton kernels, or into calls outside Triton (cuBLAS, attention "
+               "kernels), is marked (its tooltip names them); the lines of the kernel shown are lit. A click opens "
+               "a kernel of the line and lights its rows in the step's table.")
+    stage_panel(_payload(source, filename, tuple(sorted(set(by_line) | set(outside))), lit, marks),
+                key=f"panel-model-{launch_key}",
                 on_follow=follow)

@@ -50,6 +50,14 @@ def lit_text(found: list, lit: list[int]) -> str:
     return " · ".join(parts)
 
 
+def outside_text(row) -> str:
+    """What a row outside Triton is, for a click on it (it has no stages to open)."""
+    where = f" (line {', '.join(map(str, row.lines))})" if row.lines else ""
+    return (f"**{row.kernel}**{where} runs outside Triton, as the GPU runs it: {row.config or 'its shapes unknown'}"
+            f"{f', {row.flops / 1e9:.3g} GFLOP' if row.flops else ''}. It has no Triton stages to show; its estimate "
+            f"is {row.how or 'not made'}.")
+
+
 def _lit(rows: list[dict], lit: list[int]):
     """The rows as a frame, the lit ones' cells filled (a pandas Styler): st.dataframe draws both."""
     if not lit:
@@ -140,6 +148,10 @@ def render(result: CompileResult, filename: str, source: str = "", files: dict |
         if lit:
             st.caption(f"Line {line} of {filename} (clicked in Your model) is computed by the lit rows: "
                        + lit_text(found, lit))
+        chosen = [r for r in (getattr(getattr(event, "selection", None), "rows", None) or ())
+                  if isinstance(r, int) and len(headers) <= r < len(found)]
+        if chosen:                   # a call outside Triton: nothing to open below, what it is said here
+            st.info(outside_text(found[chosen[0]]), icon=":material/info:")
         st.caption(_caption(counted, choices))
         _measure(result, filename, source, files)
         if st.toggle("The step as a picture: your lines → the kernels they were fused into", key=keys.STEP_PICTURE):

@@ -57,3 +57,14 @@ def test_a_table_row_picked_opens_its_launch_once():
     assert opened([2], 2, 5) is None                  # the same pick again: the picker stays the user's
     assert opened([], 2, 5) is None and opened(None, None, 5) is None
     assert opened([7], None, 5) is None and opened([-1], None, 5) is None     # not a launch of this result
+
+
+def test_a_call_outside_triton_says_what_it_is():
+    from app.widgets.step_table import outside_text
+    from inspectors.base import gpu_specs
+    (row,) = step.rows((), "m.py", gpu_specs.named("H200"), ({"graph": "forward", "op": "aten.mm", "kind": "cuBLAS",
+                        "shapes": [[64, 256], [256, 256]], "dtype": "fp32", "bytes": 393216, "flops": 8388608,
+                        "lines": {"m.py": [13]}},))
+    text = outside_text(row)
+    assert "aten.mm (cuBLAS)" in text and "line 13" in text and "64×256 · 256×256 fp32" in text
+    assert "0.00839 GFLOP" in text and "runs outside Triton" in text and "TFLOP/s" in text
