@@ -51,7 +51,8 @@ PYEOF
 $PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing.v1 import AppTest" >>"$REPORT" 2>&1 \
   || { echo "the carried wheels do not import (see above)" | tee -a "$REPORT"; exit 1; }
 
-# 560 s: the device tool's command limit is 600 s, and the report must come back
+# 560 s (TLENS_SUITE_TIMEOUT: less where less device time is left): the device tool's command limit is
+# 600 s, and the report must come back
 # (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/unit/test_layering.py)
-timeout 560 $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
+timeout ${TLENS_SUITE_TIMEOUT:-560} $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
 exit "${PIPESTATUS[0]}"
