@@ -184,7 +184,7 @@ def rows(engines, me: str = "", teacher: bool = False, results=None) -> list[dic
 def _stored(key: str, user: str, engines, results) -> dict:
     """What a student's answers hold where they outlive the page: the shared result cache's disk
     level, the launch store (a big result's launches) and their history; each bounded by its
-    share (docs/05's table of bounds)."""
+    share (docs/05-sandbox-and-threat-model.md, its table of bounds)."""
     from inspectors.base import settings as settings_mod
     from inspectors.session import files, records
     store = next((e.launch_store for e in engines.started() if getattr(e, "launch_store", None) is not None), None)

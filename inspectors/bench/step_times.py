@@ -32,7 +32,7 @@ def run_here(path: Path, reps: int = REPS) -> dict[str, list[float]]:
     module = types.ModuleType("tlens_measured")
     module.__file__ = str(path)
     sys.modules[module.__name__] = module
-    exec(compile(path.read_text(encoding="utf-8"), path.name, "exec"), module.__dict__)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)   # the JIT reads its lines
     example = getattr(module, "example", None)
     if example is None:
         raise MeasureError(f"{path.name} has no example() to run")

@@ -10,7 +10,8 @@ The share: a grid of fewer programs than SMs keeps that fraction of the SMs pull
 a dot-bound grid runs in waves of (SMs × programs per SM), its last wave partly empty.
 FLOPs outside dots (element-wise math) are not counted: a kernel is taken as bound by its
 memory or its dots. A kernel bound by its arithmetic per element (an online softmax's
-exponentials over a long row) or by latency comes out fast: docs/09 quotes the misses. benchmarks/time_estimates.py checks the model against an H200's times.
+exponentials over a long row) or by latency comes out fast. benchmarks/time_estimates.py checks
+the model against an H200's times (docs/09-benchmark-results.md quotes the misses).
 
 `workload_of` (run in the worker, where the stages are) fills a launch's workload from what
 the launch was called with (inspectors/compile/launch_call.py), its TTIR and its analysis.
