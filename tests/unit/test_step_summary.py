@@ -45,9 +45,10 @@ def test_cli_summary_of_a_compiled_block(tmp_path):
                        timeout=900, env={**os.environ, **env})
     assert p.returncode == 0, p.stderr[-2000:]
     data = json.loads(p.stdout)
-    rows = data["summary"]
+    rows = [r for r in data["summary"] if not r["outside"]]           # then the calls outside Triton
     assert len(rows) == len(data["kernels"]) and {r["graph"] for r in rows} >= {"forward", "backward"}
     assert all(r["kernel"] == k["name"] for r, k in zip(rows, data["kernels"]))
+    assert [r["kernel"] for r in data["summary"][len(rows):]] == [f"{c['op']} ({c['kind']})" for c in data["outside"]]
     assert any(r["lines"] and r["aten_ops"] for r in rows)
 
 
