@@ -8,6 +8,7 @@ line (`rows`).
 
     presence.seen(engines, key, user, address)      # every run of a student's page
     with presence.accounted(key): page.run()        # the run's server CPU, charged to them
+    presence.charge(key, cpu_s)                     # a compile's server CPU outside the run (its thread, its parse)
     presence.rows(engines, me, teacher)             # your row (a teacher: every student's)
 """
 from __future__ import annotations
@@ -127,6 +128,14 @@ def accounted(key: str):
             held = held_bytes(dict(st.session_state))
             with _lock:
                 _students.setdefault(key, _Student()).held_bytes = held
+
+
+def charge(key: str, cpu_s: float) -> None:
+    """Server CPU spent on `key`'s compile outside their page's run (the compile's own thread, the
+    parse of the worker's answer): theirs too."""
+    if cpu_s > 0:
+        with _lock:
+            _students.setdefault(key, _Student()).cpu_s += cpu_s
 
 
 def held_bytes(root, budget: int = 20_000) -> int:

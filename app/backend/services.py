@@ -55,10 +55,12 @@ def compile_kernel(request: CompileRequest, timeout: float, on_progress: Callabl
     cache's one computation per key), not for a new one."""
     reporter = queue_line.reporter(lens().engine().size)
     try:
-        if on_progress is None:
+        if on_progress is None:          # in this run's thread: its CPU is the run's (presence.accounted)
             done = lens().compile(request, who(), timeout, on_wait=reporter)
-        else:
+            presence.charge(who(), 0.0 if done.hit else done.result.timings.get("server_parse_s", 0.0))
+        else:                            # in a thread of its own: all of it charged to this student
             done = _in_background(request, timeout, reporter, on_progress)
+            presence.charge(who(), done.server_cpu_s)
     finally:
         reporter.clear()
     st.session_state["last_compile_s"] = done.seconds

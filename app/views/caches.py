@@ -80,7 +80,8 @@ def _server_status() -> None:
                                  results=services.lens().results)
         if "own" in pool and students:       # a class server: what each holds (a student: their own)
             st.caption((f"Per student ({len(students)}, as a teacher sees them)" if teacher else "Your session")
-                       + ": the server's CPU for the page's runs, what the session keeps in its memory "
+                       + ": the server's CPU for the page's runs and their compiles' answers, what the session "
+                       "keeps in its memory "
                        "(an estimate), what its results hold of the shared cache and the launch store, "
                        "its history on disk, the own sandbox and its memory")
             st.dataframe(students, hide_index=True, width="stretch")

@@ -122,7 +122,8 @@ class CompileResult:
     # where one compile's time went, in seconds (TIMINGS; absent: not measured): the job's
     # wait in the queue and for its worker to start (the engine's), its compile and analysis
     # and the CPU it used, its own and its tools' (the worker's); in a student's own sandbox
-    # also the job's whole CPU there (job_cpu_s: its fork, answer, exit and the sweep after it)
+    # also the job's whole CPU there (job_cpu_s: its fork, answer, exit and the sweep after it);
+    # the server's CPU to parse its answer (server_parse_s, measured where the engine reads it)
     timings: dict = field(default_factory=dict)
     # what its compiled graphs run outside Triton (cuBLAS matmuls, attention kernels), each a dict
     # (inspectors/compile/outside_calls.py): op, kind, shapes, dtype, bytes, flops, graph, lines
@@ -171,7 +172,7 @@ class CompileResult:
         )
 
 
-TIMINGS = ("queue_s", "start_s", "compile_s", "analysis_s", "cpu_s", "job_cpu_s")
+TIMINGS = ("queue_s", "start_s", "compile_s", "analysis_s", "cpu_s", "job_cpu_s", "server_parse_s")
 
 
 def timings_of(value) -> dict:

@@ -61,6 +61,7 @@ class Worker:
                     self.lines.put({"_oversize": True})
                     self.kill()
                 break
+            parse0 = time.thread_time()
             try:
                 msg = loads_bounded(line)             # not more objects than its bytes allow
             except (ValueError, RecursionError) as e:      # RecursionError: [[[[... nested past the parser's depth
@@ -68,6 +69,9 @@ class Worker:
             if not isinstance(msg, dict):
                 msg = {"_malformed": line[:200]}
             line = ""       # its bytes not held while this thread waits on the next one (a 128 MB answer: twice)
+            if "kernels" in msg or "error" in msg or "timings" in msg:     # an answer: what parsing it cost the server
+                msg["timings"] = {**(msg.get("timings") if isinstance(msg.get("timings"), dict) else {}),
+                                  "server_parse_s": round(time.thread_time() - parse0, 4)}
             if msg.get("ready") and not self.ready.is_set():
                 self.info = msg
                 self.ready.set()

@@ -39,6 +39,14 @@ def test_a_result_is_one_object_for_every_caller(lens, snippet):
     assert insights.insight(k, "vadd.py") is insights.insight(again.result.kernels[0], "vadd.py")
 
 
+def test_a_compile_says_what_it_cost_the_server(lens, snippet):
+    """Issue 56: the server's CPU for a compile (this thread's, and the parse of the worker's
+    answer), which the per-student panel charges to whoever asked (app/backend/presence.charge)."""
+    done = lens.compile(_request(snippet, 64), who="session:a")
+    assert not done.hit and done.server_cpu_s > 0
+    assert done.server_cpu_s >= done.result.timings["server_parse_s"]
+
+
 def test_another_process_reads_the_result_back_whole(lens, snippet):
     done = lens.compile(_request(snippet, 512), who="session:a")
     other = Lens(lens.settings, results_dir=lens.results.folder, engines=lens.engines)   # its own memory
