@@ -6,14 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-drivers}
-mkdir -p "$OUT"
-PY=${PYTHON:-python3}
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-if compgen -G ".whl/*.whl" >/dev/null; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PYTHONPATH
-fi
-export PYTHONUNBUFFERED=1 TLENS_TRITON_CACHE_DIR=/tmp/tlens-triton-cache TLENS_WORKSPACE_DIR=/tmp/tlens-workspace
+. benchmarks/gpu_env.sh      # PY, the project and the carried wheels on PYTHONPATH, /tmp caches
 REPORT="$OUT/gpu_drivers.txt"
 rm -f "$OUT"/*.ptx "$OUT"/*.ttir "$OUT"/*.src
 echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
