@@ -26,12 +26,12 @@ def table_panel(ctx: Ctx):
     for spec in ctx.step.compiles:
         found, filename, _ = _rows(ctx, spec.name)
         found = [r for r in found if not r.alternative]
-        rows = [{c: row.get(c, "") for c in _COLUMNS} for row in step_table.table_rows(found)]
+        rows = [{c: "" if row.get(c) is None else row[c] for c in _COLUMNS} for row in step_table.table_rows(found)]
         total = sum(r.step_us for r in step.counted(found))
         st.markdown(f"**{filename}** · {sum(not r.outside for r in found)} Triton launches, "
                     f"{sum(bool(r.outside) for r in found)} calls outside Triton · ≈ {total:,.1f} µs on "
                     f"{found[0].gpu if found else '—'} (estimated)")
-        table(pd.DataFrame(rows).fillna(""))
+        table(pd.DataFrame(rows))
     return {}
 
 
