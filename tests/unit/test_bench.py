@@ -434,20 +434,3 @@ def test_gpu_page_times_a_kernel():
     assert metrics["% of measured copy bandwidth"].endswith("%")
     result = BenchResult.from_json(at.session_state["bench-result"])
     assert result.timed and result.gpu and result.row(2**22, "Triton").ms > 0
-
-
-@needs_gpu
-def test_gpu_a_steps_kernels_are_timed_by_name_in_a_benchmark_worker():
-    """The step table's "Measure on this machine's GPU": example() run by a benchmark worker
-    (sandboxed where users' code is), each kernel's calls by name."""
-    got = bench_worker.measure_step((ROOT / "kernels" / "vector_add.py").read_text(), "vector_add.py")
-    assert "error" not in got, got
-    assert len(got["times"].get("add_kernel", ())) >= 5, got     # launched by each of the five runs
-    assert all(t > 0 for t in got["times"]["add_kernel"])
-
-
-def test_measuring_a_step_without_a_gpu_is_an_error_not_a_crash():
-    if _has_gpu():
-        pytest.skip("a machine without a GPU's answer")
-    got = bench_worker.measure_step("def example():\n    pass\n", "empty.py", timeout=300)
-    assert "needs an NVIDIA GPU" in got.get("error", ""), got

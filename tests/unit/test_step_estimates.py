@@ -9,6 +9,7 @@ import pytest
 from conftest import ROOT, SNIPPETS
 from inspectors.base import gpu_specs
 from inspectors.base.result import CompileRequest, KernelResult, bounded_workload
+from inspectors.bench import worker
 from inspectors.explain import estimate, step
 
 
@@ -221,3 +222,20 @@ def test_a_persistent_softmax_counts_two_reductions_a_row_it_takes(engine):
         w = k.workload
         programs, rows = w["grid"][0], w["ints"]["n_rows"]
         assert w["reductions"] == pytest.approx(2 * rows / programs, abs=2), (programs, rows, w["reductions"])
+
+
+@pytest.mark.skipif("not _has_gpu()", reason="needs a CUDA GPU")
+def test_gpu_a_steps_kernels_are_timed_by_name_in_a_benchmark_worker():
+    """The step table's "Measure on this machine's GPU": example() run by a benchmark worker
+    (sandboxed where users' code is), each kernel's calls by name."""
+    got = worker.measure_step((ROOT / "kernels" / "vector_add.py").read_text(), "vector_add.py")
+    assert "error" not in got, got
+    assert len(got["times"].get("add_kernel", ())) >= 5, got     # launched by each of the five runs
+    assert all(t > 0 for t in got["times"]["add_kernel"])
+
+
+def test_measuring_a_step_without_a_gpu_is_an_error_not_a_crash():
+    if _has_gpu():
+        pytest.skip("a machine without a GPU's answer")
+    got = worker.measure_step("def example():\n    pass\n", "empty.py", timeout=300)
+    assert "needs an NVIDIA GPU" in got.get("error", ""), got
