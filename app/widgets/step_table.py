@@ -12,7 +12,6 @@ import streamlit as st
 
 from app.render import step_picture
 from app.state import keys
-from app.widgets import bench_view
 from inspectors.base.result import CompileResult
 from inspectors.explain import estimate, step
 from inspectors.session import bench
@@ -76,6 +75,7 @@ def _measure(result: CompileResult, filename: str, source: str, files: dict | No
                                    icon=":material/timer:", help="Runs example() for real, twice to warm up, then 5 "
                                    "times under torch.profiler: each Triton kernel's median call beside its estimate"):
         return
+    from app.widgets import bench_view          # the Benchmark page's probe (and its altair): only on a click
     if not bench_view.gpu_probe().get("gpus"):
         st.info("No GPU on this machine: the times above are estimates from each GPU's data sheet. On a machine "
                 "with an NVIDIA GPU this button puts the measured times beside them.")
