@@ -58,9 +58,9 @@ def outside_text(row) -> str:
 
 
 def _lit(rows: list[dict], lit: list[int]):
-    """The rows as a frame, the lit ones' cells filled (a pandas Styler): st.dataframe draws both."""
-    if not lit:
-        return rows
+    """The rows as a frame, the lit ones' cells filled and empty cells blank, not "None" (an
+    autotune alternative's share, a call outside Triton's grid): a pandas Styler, which
+    st.dataframe draws."""
     import pandas as pd
     frame = pd.DataFrame(rows)
     marked = set(lit)

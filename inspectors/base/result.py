@@ -305,7 +305,8 @@ def bounded_origin(origin) -> dict:
     return json.loads(text)
 
 
-_WORKLOAD_INTS = ("bytes", "flops", "registers", "shared_bytes", "spills", "blocks_per_sm", "calls", "warps")
+_WORKLOAD_INTS = ("bytes", "flops", "registers", "shared_bytes", "spills", "blocks_per_sm", "calls", "warps",
+                  "issued")
 _WORKLOAD_TEXTS = ("from", "dot_dtype", "flops_unknown")
 
 

@@ -4,14 +4,19 @@ figures (inspectors/base/gpu_specs.py). The model, stated so anyone can check it
 
     memory   bytes ÷ (MEMORY_EFFICIENCY × the GPU's bandwidth)
     dots     FLOPs ÷ (DOT_EFFICIENCY × its peak for the dots' operand type)
-    time     the larger of the two ÷ the share of the GPU the grid keeps busy, + FLOOR_US
+    issue    instructions its warps issue ÷ (SMs × 4 a clock × the GPU's clock)
+    time     the largest of the three ÷ the share of the GPU the grid keeps busy, + FLOOR_US
 
 The share: a grid of fewer programs than SMs keeps that fraction of the SMs pulling memory;
 a dot-bound grid runs in waves of (SMs × programs per SM), its last wave partly empty.
-FLOPs outside dots (element-wise math) are not counted: a kernel is taken as bound by its
-memory or its dots. A kernel bound by its arithmetic per element (an online softmax's
-exponentials over a long row) or by latency comes out fast. benchmarks/time_estimates.py checks
-the model against an H200's times (docs/09-benchmark-results.md quotes the misses).
+The issue: the instructions one warp issues, counted in its SASS with each loop's body once
+a trip (inspectors/read/sass_work.py), times its warps and programs; an SM's four schedulers
+issue one instruction each a clock. It is what bounds a kernel with much math per byte (an
+online softmax's accurate `expf` over a long row). A combo kernel, whose programs each run one
+of its parts, and a target without SASS (AMD) are not counted this way.
+Stalls on latency (few warps waiting on loads, layout conversions through shared memory)
+are not modelled. benchmarks/time_estimates.py checks the model against an H200's times
+(docs/09-benchmark-results.md quotes the misses).
 
 `workload_of` (run in the worker, where the stages are) fills a launch's workload from what
 the launch was called with (inspectors/compile/launch_call.py), its TTIR and its analysis.
@@ -22,11 +27,12 @@ import math
 from dataclasses import dataclass
 
 from inspectors.base.gpu_specs import GpuSpec
-from inspectors.read import ttir_work
+from inspectors.read import sass_work, ttir_work
 
 MEMORY_EFFICIENCY = 0.85   # of the data sheet's bandwidth a streaming kernel reaches
 DOT_EFFICIENCY = 0.7       # of the data sheet's dense peak a well-tiled matmul reaches
 FLOOR_US = 2.0             # a launch's own cost on the GPU's timeline, however little it does
+ISSUE_PER_CLOCK = 4        # warp instructions an SM issues a clock (four schedulers, NVIDIA since Volta)
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,12 @@ def workload_of(kernel) -> dict:
         out["reads"], out["writes"] = list(work.reads), list(work.writes)
         if work.reductions:
             out["reductions"] = round(work.reductions, 2)
+        ttgir, sass = kernel.stages.get("ttgir", ""), kernel.stages.get("sass", "")
+        if ttgir and sass and not ttir_work.branches_by_program(ttgir):
+            trips = ttir_work.loop_trips(ttgir, call.get("ints", {}), programs or 1, names, tuple(grid or ()))
+            issued = sass_work.issued(sass, trips)
+            if issued is not None:
+                out["issued"] = int(issued)
         if work.dots:
             out["dot_dtype"] = work.dtype
             if "flops" not in out and work.flops is not None and programs:
@@ -89,12 +101,19 @@ def estimate(workload: dict, gpu: GpuSpec) -> Estimate:
         steps.append(f"{flops / 1e9:.3g} GFLOP {dtype} ÷ {DOT_EFFICIENCY:g} × {peak:g} TFLOP/s = {t_dot:.2f} µs")
     elif workload.get("flops_unknown"):
         steps.append(f"dots not counted ({workload['flops_unknown']})")
-    bound, t = ("dots", t_dot) if t_dot > t_mem else ("memory", t_mem)
     grid = workload.get("grid")
     programs = math.prod(grid) if isinstance(grid, list) and grid else None
+    t_issue = 0.0
+    issued, warps = workload.get("issued"), workload.get("warps")
+    if isinstance(issued, int) and isinstance(warps, int) and programs and gpu.clock_ghz:
+        t_issue = issued * warps * programs / (gpu.sms * ISSUE_PER_CLOCK * gpu.clock_ghz * 1e3)
+        if t_issue > max(t_mem, t_dot):
+            steps.append(f"{issued:,} instructions a warp × {warps} warps × {programs} programs ÷ ({gpu.sms} SMs × "
+                         f"{ISSUE_PER_CLOCK} × {gpu.clock_ghz:g} GHz) = {t_issue:.2f} µs")
+    bound, t = max((("memory", t_mem), ("dots", t_dot), ("issue", t_issue)), key=lambda bt: bt[1])
     busy = 1.0
     if programs:
-        if bound == "memory":
+        if bound in ("memory", "issue"):
             busy = min(1.0, programs / gpu.sms)
             if busy < 1:
                 steps.append(f"{programs} programs keep {programs} of {gpu.sms} SMs busy: ÷ {busy:.2f}")

@@ -42,6 +42,7 @@ class StepRow:
     calls: int = 1              # how many times the step launches it (a layer's kernel: once per layer)
     outside: str = ""           # not a Triton launch: what runs it (cuBLAS, flash attention, cuDNN; launch is 0)
     measured_us: float | None = None    # on this machine's GPU, the median call of its kernel's name (bench/step_times)
+    issued: int | None = None   # instructions one warp of a program issues (estimate.py's issue term)
 
     @property
     def step_us(self) -> float | None:
@@ -107,7 +108,8 @@ def _workload(w: dict, gpu) -> dict:
             "bytes": _int(w.get("bytes")), "flops": _int(w.get("flops")),
             "estimate_us": None if found is None or found.us is None else round(found.us, 2),
             "bound": found.bound if found else "", "how": found.how if found else "", "gpu": gpu.name if gpu else "",
-            "calls": max(1, _int(w.get("calls")) or 1)}
+            "calls": max(1, _int(w.get("calls")) or 1),
+            "issued": _int(w.get("issued"))}
 
 
 def _measured(measured, name: str) -> float | None:

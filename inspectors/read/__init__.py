@@ -7,6 +7,7 @@ NVIDIA's tools, which run the tool from the Triton wheel on a cubin or PTX in pr
 
     mlir            TTIR/TTGIR ops, arguments and their specialization attributes.
     ttir_work       one program's dot FLOPs (loops' trip counts evaluated) and the arguments it loads and stores.
+    sass_work       the instructions one warp issues (each SASS loop's body once a trip).
     brackets        bracket depth: splits at top-level commas, the bracket closing an opening one.
     memops          PTX/SASS/AMDGCN memory operations.
     ptxops          PTX instruction families and the main loop's order of events.

@@ -57,20 +57,8 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
     flops, dots, dtype, why = 0, 0, "", ""
     reductions: float | None = 0.0
     sizes = (tuple(grid) + (1, 1, 1))[:3] if grid else (programs, 1, 1)
-    loops: list[float | None] = []          # trips of each scf.for we are in; 1.0 for other regions
-    for line in ttir.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("}"):
-            if loops:
-                loops.pop()
-            if stripped.endswith("{"):      # } else {
-                loops.append(1.0)
-            continue
-        if "scf.for " in stripped:
-            loops.append(_trips(_FOR_RE.search(stripped), module, values, programs, sizes))
-            continue
+    for stripped, trips, _ in _walk(ttir, module, values, programs, sizes):
         if '"tt.reduce"(' in stripped or stripped.startswith("tt.reduce ") or " = tt.reduce " in stripped:
-            trips = _product(loops)
             reductions = None if trips is None or reductions is None else reductions + trips
         if " tt.dot " in f" {stripped} " or " tt.dot_scaled " in f" {stripped} ":
             dots += 1
@@ -82,15 +70,71 @@ def program_work(ttir: str, ints: dict, programs: int = 1, names: tuple[str, ...
             one = 2 * b[-1] * _prod(a)                      # 2·M·N·K, times the batch of a 3-D dot
             dtype = dtype or ("tf32" if m["ta"] == "f32" and "inputPrecision = ieee" not in stripped
                               else _DOT_DTYPES.get(m["ta"], m["ta"]))
-            trips = _product(loops)
             if trips is None:
                 why = why or "a dot in a loop whose trip count is known only at run time"
                 flops = None
             elif flops is not None:
                 flops += int(one * trips)
-        if stripped.endswith("{"):
-            loops.append(1.0)
     return ProgramWork(flops if dots else 0, dtype, dots, reads, writes, why if dots else "", reductions)
+
+
+@dataclass(frozen=True)
+class Loop:
+    trips: float | None         # per entry, averaged over the grid; None: known only at run time
+    constant: bool              # its bounds are constants (a loop the compiler may unroll whole)
+
+
+def loop_trips(ttgir: str, ints: dict, programs: int = 1, names: tuple[str, ...] = (),
+               grid: tuple[int, ...] = ()) -> list[Loop]:
+    """Each `scf.for`'s own trip count, in the order the text has them (sass_work.issued pairs
+    them with the SASS's loops)."""
+    module = mlir.parse(ttgir)
+    values = _arguments(module, ints, names)
+    sizes = (tuple(grid) + (1, 1, 1))[:3] if grid else (programs, 1, 1)
+    out = []
+    for line in ttgir.splitlines():
+        if "scf.for " in line:
+            m = _FOR_RE.search(line)
+            constant = m is not None and all(
+                getattr(module.defs.get(m[k]), "name", "") == "arith.constant" for k in ("lb", "ub", "st"))
+            out.append(Loop(_trips(m, module, values, programs, sizes), constant))
+    return out
+
+
+def branches_by_program(ttgir: str) -> bool:
+    """Whether an `scf.if` picks its branch by the program id: a combo kernel's programs each
+    run one of its parts (Inductor's `triton_for_…`), so no program runs all of its code."""
+    module = mlir.parse(ttgir)
+    seen: set[str] = set()
+
+    def from_pid(v: str, depth: int = 0) -> bool:
+        if v in seen or depth > 64:
+            return False
+        seen.add(v)
+        op = module.defs.get(v)
+        return op is not None and (op.name == "tt.get_program_id"
+                                   or any(from_pid(o, depth + 1) for o in op.operands))
+    return any(op.name == "scf.if" and op.operands and from_pid(op.operands[0]) for op in module.ops)
+
+
+def _walk(text: str, module: mlir.Module, values: dict, programs: int, sizes: tuple[int, int, int]):
+    """Each op line of `text` with how many times one program runs it (None: a trip count
+    not known before the run) and the loop nest it sits in (the line numbers of its `scf.for`s)."""
+    loops: list[tuple[float | None, int | None]] = []   # each region we are in: (trips, its scf.for line)
+    for n, line in enumerate(text.splitlines()):
+        stripped = line.strip()
+        if stripped.startswith("}"):
+            if loops:
+                loops.pop()
+            if stripped.endswith("{"):      # } else {
+                loops.append((1.0, None))
+            continue
+        if "scf.for " in stripped:
+            loops.append((_trips(_FOR_RE.search(stripped), module, values, programs, sizes), n))
+            continue
+        yield stripped, _product([t for t, _ in loops]), tuple(i for _, i in loops if i is not None)
+        if stripped.endswith("{"):
+            loops.append((1.0, None))
 
 
 def _product(loops: list) -> float | None:

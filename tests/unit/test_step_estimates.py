@@ -89,6 +89,13 @@ def test_the_model_divides_bytes_by_bandwidth_and_dots_by_peak():
     tail = estimate.estimate({"flops": 10 ** 12, "dot_dtype": "bf16", "grid": [133, 1, 1], "blocks_per_sm": 1}, h200)
     assert (tail.us - 2) == pytest.approx((dots.us - 2) * 264 / 133) and "2 wave(s)" in tail.how
     assert estimate.estimate({"grid": [4, 1, 1]}, h200).us is None
+    # Inductor's online softmax over 8192 columns: few bytes a program, 727 instructions a warp
+    issue = estimate.estimate({"bytes": 67 * 10 ** 6, "grid": [4096, 1, 1], "warps": 16, "issued": 727}, h200)
+    assert issue.bound == "issue" and "727 instructions a warp × 16 warps" in issue.how
+    assert issue.us == pytest.approx(727 * 16 * 4096 / (132 * 4 * 1.98e3) + estimate.FLOOR_US)
+    # the same instructions over ten times the bytes: bandwidth bounds it
+    assert estimate.estimate({"bytes": 670 * 10 ** 6, "grid": [4096, 1, 1], "warps": 16, "issued": 727},
+                             h200).bound == "memory"
     assert estimate.estimate({"bytes": 100, "grid": [1, 1, 1]}, h200).bound == "launch"
 
 
@@ -130,6 +137,10 @@ def test_the_summary_table_shows_estimates_and_shares():
     assert "8×4 = 32" in table and "estimated on H100 SXM 80GB" in table and "1 autotune alternative(s) not counted" in table
     s = step.shares(rows)
     assert s[1] is None and s[0] + s[2] == pytest.approx(1) and s[0] > s[2]
+    # the Explorer's table: the alternative's share is a blank cell, not "None"
+    from app.widgets import step_table
+    html = step_table._lit(step_table.table_rows(rows), []).to_html()
+    assert ">None<" not in html and "nan" not in html
 
 
 @pytest.mark.workers
@@ -222,6 +233,73 @@ def test_a_persistent_softmax_counts_two_reductions_a_row_it_takes(engine):
         w = k.workload
         programs, rows = w["grid"][0], w["ints"]["n_rows"]
         assert w["reductions"] == pytest.approx(2 * rows / programs, abs=2), (programs, rows, w["reductions"])
+
+
+LOOPED_ROWS = """
+import torch, triton, triton.language as tl
+
+@triton.jit
+def row_sum(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + row * n_cols + cols, mask=cols < n_cols, other=0.0)
+    tl.store(out_ptr + row, tl.sum(acc))
+
+@triton.jit
+def halves(x_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    if pid < 4:
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2, mask=offs < n)
+    else:
+        tl.store(x_ptr + BLOCK + offs, tl.exp(tl.load(x_ptr + BLOCK + offs)), mask=offs < n)
+
+def example():
+    x = torch.randn(64, 8192, device="cuda")
+    row_sum[(64,)](x, torch.empty(64, device="cuda"), 8192, BLOCK=1024)
+    halves[(8,)](torch.randn(2048, device="cuda"), 1024, BLOCK=1024)
+"""
+
+
+@pytest.mark.workers
+def test_a_warps_instructions_count_each_loop_trip(engine):
+    """The row loop runs 8192 / 1024 = 8 trips (n_cols, from the call): its body counts 8 times,
+    the rest of the SASS once. A kernel whose programs branch on their id (a combo kernel) is
+    not counted."""
+    from inspectors.read import sass_work
+    result = engine.compile(CompileRequest(source=LOOPED_ROWS, filename="row_sum.py"))
+    assert not result.error, result.error
+    (rows,) = [k for k in result.kernels if k.name == "row_sum"]
+    (first, last), = sass_work.loops(rows.stages["sass"])
+    code = [not t.startswith("NOP") for t in sass_work.instructions(rows.stages["sass"])]
+    body = sum(code[first:last + 1])
+    assert body > 5 and rows.workload["issued"] == sum(code) - body + 8 * body, (body, rows.workload)
+    (halves,) = [k for k in result.kernels if k.name == "halves"]
+    assert "issued" not in halves.workload and halves.workload["grid"] == [8, 1, 1]
+
+
+def test_sass_loops_and_unrolled_ones():
+    from inspectors.read import sass_work
+    from inspectors.read.ttir_work import Loop
+    sass = """
+        /*0000*/                   MOV R1, R2 ;
+.L_x_0:
+        /*0010*/                   LDG.E R2, desc[UR4][R4.64] ;
+        /*0020*/                   FADD R3, R3, R2 ;
+        /*0030*/              @!P0 BRA `(.L_x_0) ;
+        /*0040*/                   EXIT ;
+.L_x_1:
+        /*0050*/                   BRA `(.L_x_1);
+        /*0060*/                   NOP;
+"""
+    assert sass_work.loops(sass) == [(1, 3)]
+    assert sass_work.issued(sass, [Loop(4.0, False)]) == 1 + 3 * 4 + 2
+    # a constant loop before it was unrolled whole: its trips are already in the straight code
+    assert sass_work.issued(sass, [Loop(16.0, True), Loop(4.0, False)]) == 15
+    assert sass_work.issued(sass, [Loop(None, False)]) is None
+    assert sass_work.issued(sass, []) is None          # a loop the TTGIR does not have
 
 
 @pytest.mark.skipif("not _has_gpu()", reason="needs a CUDA GPU")
