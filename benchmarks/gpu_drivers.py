@@ -42,6 +42,7 @@ DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     # sizes its autotune spaces by it; torchao's kernels are torch.library triton_ops
     ROOT / "tests" / "snippets" / "training" / "import_probe.py",
     ROOT / "benchmarks" / "drivers" / "fla_chunk_gla.py",
+    ROOT / "benchmarks" / "drivers" / "fla_gated_deltanet.py",     # a GatedDeltaNet layer's step (issue 55)
     ROOT / "benchmarks" / "drivers" / "torchao_fp8_gemm.py",
     # gemlite asks the GPU's count and name at import (its autotune cache by name)
     ROOT / "benchmarks" / "drivers" / "gemlite_a16w8.py",

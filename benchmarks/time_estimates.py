@@ -95,7 +95,7 @@ def compare(name: str, rows: list[dict], times: dict) -> tuple[list[dict], dict]
                     "bound": rs[0]["bound"], "how": rs[0]["how"],
                     # what the model saw, so a later model can be checked against this run without a GPU
                     **{f: rs[0].get(f) for f in ("grid", "warps", "stages", "registers", "blocks_per_sm", "bytes",
-                                                 "flops", "issued", "config")}})
+                                                 "flops", "issued", "waits", "config")}})
     matched = [k for k in out if k["measured_us"] is not None]
     top_est = {k["kernel"] for k in sorted(matched, key=lambda k: -k["estimate_us"])[:3]}
     top_meas = {k["kernel"] for k in sorted(matched, key=lambda k: -k["measured_us"])[:3]}

@@ -321,9 +321,9 @@ def bounded_workload(w) -> dict:
         return {}
     out = {k: w[k] for k in _WORKLOAD_INTS if _small_int(w.get(k))}
     out.update({k: w[k][:200] for k in _WORKLOAD_TEXTS if isinstance(w.get(k), str)})
-    if isinstance(w.get("reductions"), (int, float)) and not isinstance(w["reductions"], bool) \
-            and 0 <= w["reductions"] < 1e12:
-        out["reductions"] = float(w["reductions"])
+    for k in ("reductions", "waits"):
+        if isinstance(w.get(k), (int, float)) and not isinstance(w[k], bool) and 0 <= w[k] < 1e12:
+            out[k] = float(w[k])
     if isinstance(w.get("grid"), list) and len(w["grid"]) <= 3 and all(map(_small_int, w["grid"])):
         out["grid"] = list(w["grid"])
     for k in ("reads", "writes"):

@@ -5,7 +5,10 @@ figures (inspectors/base/gpu_specs.py). The model, stated so anyone can check it
     memory   bytes ÷ (MEMORY_EFFICIENCY × the GPU's bandwidth)
     dots     FLOPs ÷ (DOT_EFFICIENCY × its peak for the dots' operand type)
     issue    instructions its warps issue ÷ (SMs × 4 a clock × the GPU's clock)
-    time     the largest of the three ÷ the share of the GPU the grid keeps busy, + FLOOR_US
+    waits    rounds × the times a program waits on global loads × LOAD_WAIT_US, where
+             rounds = programs ÷ (SMs × programs per SM), at least 1
+    time     the largest of the four (the first three ÷ the share of the GPU the grid keeps
+             busy), + FLOOR_US
 
 The share: a grid of fewer programs than SMs keeps that fraction of the SMs pulling memory;
 a dot-bound grid runs in waves of (SMs × programs per SM), its last wave partly empty.
@@ -14,8 +17,12 @@ a trip (inspectors/read/sass_work.py), times its warps and programs; an SM's fou
 issue one instruction each a clock. It is what bounds a kernel with much math per byte (an
 online softmax's accurate `expf` over a long row). A combo kernel, whose programs each run one
 of its parts, and a target without SASS (AMD) are not counted this way.
-Stalls on latency (few warps waiting on loads, layout conversions through shared memory)
-are not modelled. benchmarks/time_estimates.py checks the model against an H200's times
+The waits: a loop the compiler kept (a trip count known only at the call) uses each trip's
+loads in that trip, so a program waits for memory once a trip; a grid of one program an SM
+(a persistent kernel over rows) is bound by that latency, not by the bandwidth. Straight
+code, an unrolled loop's included, waits once. LOAD_WAIT_US, the latency of DRAM under
+load, was fitted to Liger's RMSNorm backward on an H200 (176 µs over 124 trips a program).
+Other stalls (layout conversions through shared memory) are not modelled. benchmarks/time_estimates.py checks the model against an H200's times
 (docs/09-benchmark-results.md quotes the misses).
 
 `workload_of` (run in the worker, where the stages are) fills a launch's workload from what
@@ -33,6 +40,7 @@ MEMORY_EFFICIENCY = 0.85   # of the data sheet's bandwidth a streaming kernel re
 DOT_EFFICIENCY = 0.7       # of the data sheet's dense peak a well-tiled matmul reaches
 FLOOR_US = 2.0             # a launch's own cost on the GPU's timeline, however little it does
 ISSUE_PER_CLOCK = 4        # warp instructions an SM issues a clock (four schedulers, NVIDIA since Volta)
+LOAD_WAIT_US = 1.4         # one wait of a program on its global loads (see the module's docstring)
 
 
 @dataclass(frozen=True)
@@ -62,9 +70,11 @@ def workload_of(kernel) -> dict:
         ttgir, sass = kernel.stages.get("ttgir", ""), kernel.stages.get("sass", "")
         if ttgir and sass and not ttir_work.branches_by_program(ttgir):
             trips = ttir_work.loop_trips(ttgir, call.get("ints", {}), programs or 1, names, tuple(grid or ()))
-            issued = sass_work.issued(sass, trips)
+            issued, waits = sass_work.issued(sass, trips), sass_work.waits(sass, trips)
             if issued is not None:
                 out["issued"] = int(issued)
+            if waits is not None:
+                out["waits"] = round(waits, 2)
         if work.dots:
             out["dot_dtype"] = work.dtype
             if "flops" not in out and work.flops is not None and programs:
@@ -124,6 +134,15 @@ def estimate(workload: dict, gpu: GpuSpec) -> Estimate:
             if busy < 1:
                 steps.append(f"{programs} programs in {waves} wave(s) of {wave}: ÷ {busy:.2f}")
     t = t / busy
+    waits = workload.get("waits")
+    if programs and isinstance(waits, (int, float)) and waits > 1:
+        per_sm = gpu.sms * max(1, int(workload.get("blocks_per_sm") or 1))
+        rounds = max(1.0, programs / per_sm)
+        t_wait = rounds * waits * LOAD_WAIT_US
+        if t_wait > t:
+            bound, t = "latency", t_wait
+            steps.append(f"{waits:g} waits on loads a program × {rounds:.3g} round(s) of {per_sm} programs × "
+                         f"{LOAD_WAIT_US:g} µs = {t_wait:.2f} µs (more than the above)")
     if t < FLOOR_US:
         bound = "launch"
     steps.append(f"+ {FLOOR_US:g} µs a launch")

@@ -43,6 +43,7 @@ class StepRow:
     outside: str = ""           # not a Triton launch: what runs it (cuBLAS, flash attention, cuDNN; launch is 0)
     measured_us: float | None = None    # on this machine's GPU, the median call of its kernel's name (bench/step_times)
     issued: int | None = None   # instructions one warp of a program issues (estimate.py's issue term)
+    waits: float | None = None  # times a program waits on global loads (estimate.py's waits term)
 
     @property
     def step_us(self) -> float | None:
@@ -109,7 +110,8 @@ def _workload(w: dict, gpu) -> dict:
             "estimate_us": None if found is None or found.us is None else round(found.us, 2),
             "bound": found.bound if found else "", "how": found.how if found else "", "gpu": gpu.name if gpu else "",
             "calls": max(1, _int(w.get("calls")) or 1),
-            "issued": _int(w.get("issued"))}
+            "issued": _int(w.get("issued")),
+            "waits": w["waits"] if isinstance(w.get("waits"), (int, float)) else None}
 
 
 def _measured(measured, name: str) -> float | None:

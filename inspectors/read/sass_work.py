@@ -5,6 +5,7 @@ have no backward branch: their trips are already in the straight-line code. Pure
 numbers in, a number out.
 
     issued(sass, [Loop(trips=4.0, constant=True)])   # 25 + 133 × 4 + 170 = 727.0
+    waits(sass, [Loop(trips=4.0, constant=True)])    # the loop's loads: 4 waits a program
 """
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def instructions(sass: str) -> list[str]:
     return [m["text"].strip() for m in map(_INSTR_RE.match, sass.splitlines()) if m]
 
 
-def issued(sass: str, trips: list) -> float | None:
-    """Instructions one warp issues in one program. `trips`: the TTGIR's loops in order
-    (ttir_work.Loop). None where the SASS's loops cannot be told apart from the TTGIR's: more
-    SASS loops than TTGIR ones (loops the compiler made), a trip count known only at run time."""
+def _matched(sass: str, trips: list) -> list[tuple[tuple[int, int], float]] | None:
+    """The SASS's loops, each with its trips from the TTGIR's `trips` (ttir_work.Loop, in
+    order). None where they cannot be paired: more SASS loops than TTGIR ones (loops the
+    compiler made), a trip count known only at run time."""
     found = loops(sass)
     kept = list(trips)
     while len(kept) > len(found):                # unrolled whole: a constant trip count, dropped first
@@ -58,13 +59,44 @@ def issued(sass: str, trips: list) -> float | None:
         kept.pop(constant)
     if len(kept) != len(found) or any(t.trips is None for t in kept):
         return None
-    total = 0.0
-    for i, text in enumerate(instructions(sass)):
-        if text.startswith("NOP"):
-            continue
-        weight = 1.0
-        for (first, last), t in zip(found, kept):
-            if first <= i <= last:
-                weight *= t.trips
-        total += weight
-    return total
+    return [(span, t.trips) for span, t in zip(found, kept)]
+
+
+def _weight(i: int, paired) -> float:
+    w = 1.0
+    for (first, last), t in paired:
+        if first <= i <= last:
+            w *= t
+    return w
+
+
+def issued(sass: str, trips: list) -> float | None:
+    """Instructions one warp issues in one program (None: see _matched)."""
+    paired = _matched(sass, trips)
+    if paired is None:
+        return None
+    return sum(_weight(i, paired) for i, text in enumerate(instructions(sass)) if not text.startswith("NOP"))
+
+
+def waits(sass: str, trips: list) -> float | None:
+    """How many times one program waits on global memory: once for its straight-line code
+    (however many loads it issues, they are in flight together, an unrolled loop's too), and
+    once each trip of a loop whose body loads from global memory (a trip's loads are used in
+    the trip). None: see _matched."""
+    paired = _matched(sass, trips)
+    if paired is None:
+        return None
+    texts = instructions(sass)
+    loads = [i for i, text in enumerate(texts) if _opcode(text).split(".")[0] == "LDG"]   # not LDGSTS (async)
+    looped = {span: t for span, t in paired}
+    inner = [span for span in looped if any(span[0] <= i <= span[1] for i in loads)
+             and not any(o != span and span[0] <= o[0] <= o[1] <= span[1] and any(o[0] <= i <= o[1] for i in loads)
+                         for o in looped)]
+    total = float(any(_weight(i, paired) == 1.0 for i in loads))
+    return total + sum(_weight(span[0], paired) for span in inner)
+
+
+def _opcode(text: str) -> str:
+    """`@!P0 LDG.E.64 R2, ...` -> `LDG.E.64`."""
+    parts = text.split()
+    return (parts[1] if parts and parts[0].startswith("@") and len(parts) > 1 else parts[0]) if parts else ""

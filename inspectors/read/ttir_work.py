@@ -2,8 +2,7 @@
 pointer arguments it loads through and which it stores through, the FLOPs of its dots
 (`tt.dot`, `tt.dot_scaled`) and how many reductions (`tt.reduce`) it runs, for one program,
 with every enclosing `scf.for` counted by its trip count (evaluated from the launch's integers; a bound that depends on the program id is
-evaluated for the first and the last program and averaged, which is exact for the linear
-bounds of causal attention). Pure: text and numbers in, data out.
+evaluated for each program, or 257 spread over a larger grid, and averaged). Pure: text and numbers in, data out.
 
     work = program_work(ttir, {"M": 4096, "N": 4096, "K": 4096}, programs=512)
     work.flops              # 2 * 128 * 256 * 64 * 64 trips = 268435456 per program
@@ -191,10 +190,14 @@ def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0,
 
 def _trips(m, module: mlir.Module, values: dict, programs: int,
            sizes: tuple[int, int, int] = (1, 1, 1)) -> float | None:
+    """A loop's trips, averaged over the grid: every program's where there are a few hundred,
+    else 257 spread evenly (a persistent kernel's last program takes the rows left over)."""
     if m is None:
         return None
+    last = max(programs - 1, 0)
+    pids = range(programs) if programs <= 256 else sorted({round(last * i / 256) for i in range(257)})
     counts = []
-    for pid in (0, max(programs - 1, 0)):
+    for pid in pids:
         lb, ub, st = (_value(m[k], module, values, pid, 0, sizes) for k in ("lb", "ub", "st"))
         if None in (lb, ub, st) or st <= 0:
             return None

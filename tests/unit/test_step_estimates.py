@@ -93,6 +93,10 @@ def test_the_model_divides_bytes_by_bandwidth_and_dots_by_peak():
     issue = estimate.estimate({"bytes": 67 * 10 ** 6, "grid": [4096, 1, 1], "warps": 16, "issued": 727}, h200)
     assert issue.bound == "issue" and "727 instructions a warp × 16 warps" in issue.how
     assert issue.us == pytest.approx(727 * 16 * 4096 / (132 * 4 * 1.98e3) + estimate.FLOOR_US)
+    # Liger's RMSNorm backward: one program an SM, 124 rows each, each row's loads a wait
+    rows = estimate.estimate({"bytes": 405 * 10 ** 6, "grid": [132, 1, 1], "blocks_per_sm": 2, "waits": 124}, h200)
+    assert rows.bound == "latency" and "124 waits on loads" in rows.how
+    assert rows.us == pytest.approx(124 * estimate.LOAD_WAIT_US + estimate.FLOOR_US)
     # the same instructions over ten times the bytes: bandwidth bounds it
     assert estimate.estimate({"bytes": 670 * 10 ** 6, "grid": [4096, 1, 1], "warps": 16, "issued": 727},
                              h200).bound == "memory"
@@ -276,6 +280,9 @@ def test_a_warps_instructions_count_each_loop_trip(engine):
     code = [not t.startswith("NOP") for t in sass_work.instructions(rows.stages["sass"])]
     body = sum(code[first:last + 1])
     assert body > 5 and rows.workload["issued"] == sum(code) - body + 8 * body, (body, rows.workload)
+    # each trip's loads, used in the trip; one more where the compiler hoists the first trip's
+    # loads above the loop (a rotated loop)
+    assert rows.workload["waits"] in (8, 9), rows.workload
     (halves,) = [k for k in result.kernels if k.name == "halves"]
     assert "issued" not in halves.workload and halves.workload["grid"] == [8, 1, 1]
 
@@ -299,6 +306,11 @@ def test_sass_loops_and_unrolled_ones():
     # a constant loop before it was unrolled whole: its trips are already in the straight code
     assert sass_work.issued(sass, [Loop(16.0, True), Loop(4.0, False)]) == 15
     assert sass_work.issued(sass, [Loop(None, False)]) is None
+    assert sass_work.waits(sass, [Loop(4.0, False)]) == 4       # the loop's LDG, once a trip
+    # an async copy (cp.async, LDGSTS) is in flight across trips: no wait counted
+    assert sass_work.waits(sass.replace("LDG.E", "LDGSTS.E"), [Loop(4.0, False)]) == 0
+    straight = sass.replace("@!P0 BRA `(.L_x_0)", "@!P0 BRA `(.L_x_9)")
+    assert sass_work.waits(straight, []) == 1                   # straight code waits once
     assert sass_work.issued(sass, []) is None          # a loop the TTGIR does not have
 
 
