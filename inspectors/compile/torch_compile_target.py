@@ -226,7 +226,11 @@ class CompiledOnTarget:
             return name
         self._set(TritonScheduling, "define_kernel", defined)
 
+        from torch._inductor.runtime import compile_tasks
+
         def precompile(autotuner, *args, **kwargs):
+            # as Inductor on a GPU: a CUDA wheel's own ptxas (torch/bin; the PTX's .version follows it)
+            getattr(compile_tasks, "_set_triton_ptxas_path", lambda: None)()
             if not getattr(autotuner, "_tlens_recorded", False):   # a template candidate: precompiled twice
                 autotuner._tlens_recorded = True
                 record_configs(autotuner, self.record, self._workloads.get(autotuner.fn.__name__))
