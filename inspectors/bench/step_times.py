@@ -36,6 +36,9 @@ def run_here(path: Path, reps: int = REPS) -> dict[str, list[float]]:
     example = getattr(module, "example", None)
     if example is None:
         raise MeasureError(f"{path.name} has no example() to run")
+    # as the compile worker runs it: a library file's example() makes its tensors on the default
+    # device (kernels/vector_add.py's torch.rand(n)), which is the GPU there
+    torch.set_default_device("cuda")
     for _ in range(2):
         example()
     torch.cuda.synchronize()
