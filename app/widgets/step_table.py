@@ -181,7 +181,8 @@ def _caption(counted, choices) -> str:
         return (f"Pick a row to open its launch below. No time estimates: {why}.")
     return (f"Pick a row to open its launch below; click a header to sort. Times are estimated on "
             f"{counted[0].gpu} without a GPU: bytes ÷ {estimate.MEMORY_EFFICIENCY:g} of its bandwidth, dots' FLOPs ÷ "
-            f"{estimate.DOT_EFFICIENCY:g} of its peak, the grid's share of its SMs, + {estimate.FLOOR_US:g} µs a "
-            "launch (checked against an H200's profiler: docs/09). Rows without a # run outside Triton, as the GPU "
+            f"{estimate.DOT_EFFICIENCY:g} of its peak, SASS instructions ÷ 4 a clock an SM, or waits on loads × "
+            f"{estimate.LOAD_WAIT_US:g} µs, the grid's share of its SMs, + {estimate.FLOOR_US:g} µs a "
+            "launch (checked against an H200's profiler: docs/09-benchmark-results.md). Rows without a # run outside Triton, as the GPU "
             "would run them (cuBLAS matmuls, attention kernels): their shapes and FLOPs are the graph's; "
             "the Benchmark page measures on a GPU.")

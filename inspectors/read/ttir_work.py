@@ -165,9 +165,21 @@ _AXIS = {"x": 0, "y": 1, "z": 2}
 
 
 def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0,
-           sizes: tuple[int, int, int] = (1, 1, 1)) -> int | None:
+           sizes: tuple[int, int, int] = (1, 1, 1), memo: dict | None = None) -> int | None:
+    """`v`'s value in program `pid` (None: not known before the run); `memo`: values found
+    for this pid so far (a value shared by many ops is evaluated once)."""
     if v in values:
         return values[v]
+    if memo is not None and v in memo:
+        return memo[v]
+    found = _evaluate(v, module, values, pid, depth, sizes, memo)
+    if memo is not None:
+        memo[v] = found
+    return found
+
+
+def _evaluate(v: str, module: mlir.Module, values: dict, pid: int, depth: int,
+              sizes: tuple[int, int, int], memo: dict | None) -> int | None:
     op = module.defs.get(v)
     if op is None or depth > 64:
         return None
@@ -179,7 +191,7 @@ def _value(v: str, module: mlir.Module, values: dict, pid: int, depth: int = 0,
     if op.name == "tt.get_num_programs":          # a persistent kernel's stride over its work
         m = re.search(r"get_num_programs (\w)", op.text)
         return sizes[_AXIS.get(m.group(1), 0)] if m else sizes[0]
-    args = [_value(o, module, values, pid, depth + 1, sizes) for o in op.operands]
+    args = [_value(o, module, values, pid, depth + 1, sizes, memo) for o in op.operands]
     if any(a is None for a in args):
         return None
     if op.name in _SAME and len(args) == 1:
@@ -198,7 +210,8 @@ def _trips(m, module: mlir.Module, values: dict, programs: int,
     pids = range(programs) if programs <= 256 else sorted({round(last * i / 256) for i in range(257)})
     counts = []
     for pid in pids:
-        lb, ub, st = (_value(m[k], module, values, pid, 0, sizes) for k in ("lb", "ub", "st"))
+        memo: dict = {}
+        lb, ub, st = (_value(m[k], module, values, pid, 0, sizes, memo) for k in ("lb", "ub", "st"))
         if None in (lb, ub, st) or st <= 0:
             return None
         counts.append(max(0, -(-(ub - lb) // st)))
