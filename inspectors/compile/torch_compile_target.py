@@ -51,7 +51,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from inspectors.compile import launch_call, outside_calls
+from inspectors.compile import aoti_target, launch_call, outside_calls
 from inspectors.read.inductor import parse_wrapper
 from inspectors.target import attention, cuda_dtypes, inductor_choices, inductor_device
 
@@ -152,7 +152,7 @@ class CompiledOnTarget:
                 self.guard_missing = cuda_guard.ensure()
                 return real_export(*args, **kwargs)
             self._set(torch.export, "export", export)
-        if self.view is not None:
+            aoti_target.install(self._set, self.compile, self.job_dir)     # AOTInductor: its Triton half
             # Dynamo asks the accelerator's current stream when it starts tracing (torch 2.11,
             # without asking whether there is one): a CUDA build of torch with no GPU raises
             try:

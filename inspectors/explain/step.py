@@ -170,7 +170,8 @@ def text(found: list[StepRow], width: int = 60) -> str:
                      f"{sum(r.calls for r in timed)} call(s) of {len(timed)} kernel(s)" +
                      (f", {others} autotune alternative(s) not counted" if others else "") +
                      f" (memory at {estimate_mod.MEMORY_EFFICIENCY:g} of the bandwidth, dots at "
-                     f"{estimate_mod.DOT_EFFICIENCY:g} of the peak, + {estimate_mod.FLOOR_US:g} µs a launch)")
+                     f"{estimate_mod.DOT_EFFICIENCY:g} of the peak, SASS instructions at 4 a clock an SM, waits on "
+                     f"loads at {estimate_mod.LOAD_WAIT_US:g} µs, + {estimate_mod.FLOOR_US:g} µs a launch)")
     return "\n".join(lines)
 
 

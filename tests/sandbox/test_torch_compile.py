@@ -89,6 +89,17 @@ def test_an_exported_model_compiles_for_the_target(engine, snippet):
     assert any("gelu" in n for n in names) and any("softmax" in n for n in names), names
 
 
+def test_an_aotinductor_package_compiles_its_triton_kernels(engine, snippet):
+    """aoti_compile_and_package (it failed: "Could not run 'aten::empty_strided' with arguments
+    from the 'CUDA' backend"): the exported program's kernels for inference, as Inductor lowers
+    it; the package loaded and called by example() without an error."""
+    r = _compile(engine, snippet, "aoti_package.py")
+    names = [k.name for k in r.kernels]
+    assert {k.origin["graph"] for k in r.kernels} == {"inference"}, names
+    assert any("gelu" in n for n in names) and any("softmax" in n for n in names), names
+    assert all("ptx" in k.stages for k in r.kernels)
+
+
 def test_float8_training_built_on_meta(engine, snippet):
     """torchao's float8 training as torchtitan sets it up (meta device, to_empty on the GPU,
     convert_to_float8_training, compiled): the casts and scales fused into the forward and the
