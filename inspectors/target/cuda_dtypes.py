@@ -11,6 +11,12 @@ take, code that runs on the GPU fails here (and the kernels after it are never c
   (Qwen3-MoE: `torch.histc(expert_ids.int(), ...)`). CUDA's result has the input's dtype; its
   bin of an integer is the float formula's (non-negative offsets: the same floor).
 
+- half precision where the CPU's kernels take float32 only (torch's OpInfo database, CUDA's
+  dtypes against the CPU's, complex32 aside: benchmarks/results/cuda_dtype_survey.txt): the FFTs
+  in float16 (a long convolution's fft, Hyena's and FNO's), avg_pool3d, antialiased bilinear
+  resizing, the multi-margin losses in float16 and bfloat16. These compute in float32 here and
+  give CUDA's dtype back (an FFT of float16 gives complex32, as cuFFT's does).
+
 Three places answer: the view's mode for eager code (`eager`), a Meta kernel without the CPU's
 check while torch.compile traces (`install_tracing`), and the CPU graph that runs after Inductor
 compiled the target's (`on_cpu_graph`: each such node computes as CUDA does).
@@ -18,6 +24,10 @@ compiled the target's (`on_cpu_graph`: each such node computes as CUDA does).
 from __future__ import annotations
 
 INT_ON_CUDA = ("histc",)          # ops whose CUDA kernel takes integer inputs and the CPU's does not
+# ops (by the name the view's mode or a graph node gives them) whose CUDA kernel takes half
+# precision the CPU's refuses: the name's start -> the dtypes ("h": float16, "hb": and bfloat16)
+HALF_ON_CUDA = {"fft_": "h", "_fft_": "h", "avg_pool3d": "hb", "interpolate": "hb", "_upsample_bilinear2d_aa": "hb",
+                "multi_margin_loss": "hb", "multilabel_margin_loss": "hb"}
 
 
 def _name(func) -> str | None:
@@ -43,10 +53,44 @@ def histc_as_cuda(input, bins=100, min=0, max=0, *, out=None):
     return out.copy_(counts) if out is not None else counts
 
 
+def _half_dtypes(name: str | None) -> tuple:
+    import torch
+    kinds = next((v for k, v in HALF_ON_CUDA.items() if name and name.startswith(k)), "")
+    return (torch.float16,) * ("h" in kinds) + (torch.bfloat16,) * ("b" in kinds)
+
+
+def in_float32(func, dtypes: tuple):
+    """`func` as CUDA runs it on half-precision tensors of `dtypes` where the CPU's kernel refuses
+    them: called as is, and on the CPU's refusal again with those tensors in float32 (complex32
+    in complex64), its float32 results given back in the input's dtype (complex64 in complex32)."""
+    import torch
+    from torch.utils._pytree import tree_flatten, tree_map
+
+    def call(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except (RuntimeError, NotImplementedError) as e:
+            half = [t.dtype for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)
+                    and t.dtype in (*dtypes, torch.complex32)]
+            if not half or not ("Half" in str(e) or "BFloat16" in str(e) or "ComplexHalf" in str(e)):
+                raise
+        real = next((d for d in half if d != torch.complex32), torch.float16)
+        up = {real: torch.float32, torch.complex32: torch.complex64}
+        down = {torch.float32: real, torch.complex64: torch.complex32}
+
+        def cast(table):
+            return lambda t: t.to(table[t.dtype]) if isinstance(t, torch.Tensor) and t.dtype in table else t
+        return tree_map(cast(down), func(*tree_map(cast(up), args), **tree_map(cast(up), kwargs)))
+    return call
+
+
 def eager(func, args, kwargs):
     """The result of `func(*args, **kwargs)` as CUDA gives it, where the CPU's kernel would refuse
     the dtype; NotImplemented for any other call."""
-    if _name(func) != "histc":
+    name = _name(func)
+    if _half_dtypes(name):
+        return in_float32(func, _half_dtypes(name))(*args, **kwargs)
+    if name != "histc":
         return NotImplemented
     input = args[0] if args else kwargs.get("input")
     if input is None or input.is_floating_point():
@@ -91,13 +135,17 @@ def install_tracing(undo: list) -> None:
 
 
 def on_cpu_graph(gm) -> None:
-    """The CPU graph that runs after Inductor compiled the target's: each op of INT_ON_CUDA
-    computes as CUDA does (an integer histc binned as float). In place."""
+    """The CPU graph that runs after Inductor compiled the target's: each op of INT_ON_CUDA and
+    HALF_ON_CUDA computes as CUDA does (an integer histc binned as float, a float16 FFT in
+    float32). In place."""
     import torch
     changed = False
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target in (torch.ops.aten.histc.default, torch.histc):
             node.target = histc_as_cuda
+            changed = True
+        elif node.op == "call_function" and _half_dtypes(_name(node.target)):
+            node.target = in_float32(node.target, _half_dtypes(_name(node.target)))
             changed = True
     if changed:
         gm.recompile()

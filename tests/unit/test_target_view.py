@@ -205,3 +205,31 @@ def test_the_real_gpu_agrees_with_the_table():
     stand_in = driver_properties(parse(key))
     assert real["max_shared_mem"] == stand_in["max_shared_mem"] == want.max_shared_mem
     assert real["multiprocessor_count"] == stand_in["multiprocessor_count"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_half_precision_ops_cudas_kernels_take_and_the_cpus_refuse():
+    """torch's OpInfo database lists ops whose CUDA kernels take float16 (and bfloat16) and the
+    CPU's do not (benchmarks/cuda_dtype_survey.py): a float16 FFT, avg_pool3d, antialiased
+    resizing. In the view each gives CUDA's dtype (an FFT of float16: complex32); a bfloat16 FFT,
+    which CUDA refuses too, is still refused."""
+    import torch.nn.functional as F
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    x = torch.randn(2, 16, dtype=torch.float16)
+    with pytest.raises(RuntimeError, match="Unsupported dtype Half"):
+        torch.fft.rfft(x)
+    with tensor_view.TargetView(parse("cuda:90")):
+        xf = torch.fft.rfft(x.cuda())
+        assert xf.dtype == torch.complex32 and xf.is_cuda and xf.shape == (2, 9)
+        back = torch.fft.irfft(xf, n=16)
+        assert back.dtype == torch.float16 and torch.allclose(back.float(), x.float(), atol=1e-2)
+        v = torch.randn(1, 2, 4, 4, 4, device="cuda", dtype=torch.bfloat16)
+        pooled = F.avg_pool3d(v, 2)
+        assert pooled.dtype == torch.bfloat16 and pooled.is_cuda
+        assert torch.allclose(pooled.float(), F.avg_pool3d(v.float(), 2), atol=1e-2)
+        small = F.interpolate(x.view(1, 1, 2, 16).cuda(), size=(2, 8), mode="bilinear", antialias=True)
+        assert small.dtype == torch.float16 and small.is_cuda
+        with pytest.raises(RuntimeError, match="BFloat16"):
+            torch.fft.rfft(x.cuda().bfloat16())

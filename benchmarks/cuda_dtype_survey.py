@@ -1,0 +1,59 @@
+"""Which ops' CUDA kernels take dtypes their CPU kernels refuse? (issue 55; not a test: it prints)
+
+The target view runs a model's ops on CPU tensors, so where the two builds' kernels differ in the
+dtypes they take, code that runs on a GPU fails on a laptop (histc on int32 in a MoE router was
+the first found). torch's own OpInfo database declares, per op, the dtypes its CPU and its CUDA
+kernels take; this lists each op whose CUDA dtypes are more (complex32 aside: CUDA's alone,
+experimental), then tries each such op on the CPU in the dtype the list names, so the declared
+refusal is seen, and says which the view answers as CUDA (inspectors/target/cuda_dtypes.py).
+
+    PYTHONPATH=<a folder with expecttest> .venv/bin/python benchmarks/cuda_dtype_survey.py
+(torch.testing's OpInfo database imports expecttest, which the project does not need.)
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def main() -> int:
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    from inspectors.target import cuda_dtypes
+    print(f"torch {torch.__version__}: {len(op_db)} OpInfos")
+    rows = []
+    for op in op_db:
+        try:
+            extra = set(op.supported_dtypes("cuda")) - set(op.supported_dtypes("cpu")) - {torch.complex32}
+        except Exception:  # noqa: BLE001 - an OpInfo that cannot answer for a device type: left out
+            continue
+        if not extra:
+            continue
+        dtype = sorted(extra, key=str)[0]
+        refused = "-"
+        try:
+            sample = next(iter(op.sample_inputs("cpu", dtype)), None)
+            if sample is not None:
+                op(sample.input, *sample.args, **sample.kwargs)
+                refused = "no (the CPU ran it)"
+        except Exception as e:  # noqa: BLE001 - the CPU's refusal is what is looked for
+            refused = "yes: " + str(e).splitlines()[0][:70]
+        names = (op.name.replace(".", "_"), op.name.rsplit(".", 1)[-1], getattr(op.op, "__name__", ""))
+        if "histc" in names:
+            answered = "yes (histc_as_cuda)"
+        else:
+            answered = "yes (in float32)" if any(cuda_dtypes._half_dtypes(n) for n in names) else "no"
+        rows.append((f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}",
+                     ", ".join(sorted(str(d).replace("torch.", "") for d in extra)), refused, answered))
+    print(f"{len(rows)} ops whose CUDA kernels take more dtypes than the CPU's (complex32 aside)\n")
+    print(f"{'op':44} {'CUDA only':38} {'the CPU refuses':76} view answers as CUDA")
+    for r in rows:
+        print(f"{r[0]:44} {r[1]:38} {r[2]:76} {r[3]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
