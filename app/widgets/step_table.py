@@ -171,6 +171,9 @@ _COLUMNS = {
                                              "estimated without one: hover a row's 'how' for the figures"),
     "% of step": st.column_config.NumberColumn("% of step", format="%.1f", help="its calls' share of the "
                                                "step's estimated time (autotune alternatives not counted)"),
+    "bound": st.column_config.TextColumn("bound", help="the estimate's largest term: memory (bytes ÷ bandwidth), "
+                                         "dots (FLOPs ÷ peak), issue (SASS instructions ÷ 4 a clock an SM), latency "
+                                         "(waits on loads × rounds of programs), launch (the floor)"),
     "how (estimate)": st.column_config.TextColumn("how (estimate)", width="large"),
 }
 
