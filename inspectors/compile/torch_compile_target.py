@@ -149,7 +149,7 @@ class CompiledOnTarget:
 
             def export(*args, **kwargs):        # its fake parameters on `cuda` need a device guard (CPU torch)
                 from inspectors.target import cuda_guard
-                self.guard_missing = cuda_guard.ensure()
+                self.guard_missing = cuda_guard.ensure(for_autograd=True)
                 return real_export(*args, **kwargs)
             self._set(torch.export, "export", export)
             aoti_target.install(self._set, self.compile, self.job_dir)     # AOTInductor: its Triton half

@@ -233,3 +233,20 @@ def test_half_precision_ops_cudas_kernels_take_and_the_cpus_refuse():
         assert small.dtype == torch.float16 and small.is_cuda
         with pytest.raises(RuntimeError, match="BFloat16"):
             torch.fft.rfft(x.cuda().bfloat16())
+
+
+def test_a_cuda_build_without_a_gpu_gets_the_fake_guard_for_export_only(monkeypatch):
+    """A CUDA wheel with no GPU visible (the GPU machine with CUDA_VISIBLE_DEVICES=): CUDA's own
+    guard asks the runtime for a stream where torch.export's autograd records a `cuda` fake
+    parameter, and the process aborts. torch.export gets the fake guard in its place (here: no
+    compiler, so it says why); Inductor keeps CUDA's; with a GPU, nothing is replaced."""
+    from inspectors.target import cuda_guard
+    monkeypatch.setattr(cuda_guard, "_state", {})
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(cuda_guard.shutil, "which", lambda name: None)
+    monkeypatch.setattr(cuda_guard, "_gpus", lambda: 0)
+    assert cuda_guard.ensure() == ""
+    assert "no C++ compiler" in cuda_guard.ensure(for_autograd=True)
+    monkeypatch.setattr(cuda_guard, "_state", {})
+    monkeypatch.setattr(cuda_guard, "_gpus", lambda: 1)
+    assert cuda_guard.ensure(for_autograd=True) == ""
