@@ -1,22 +1,25 @@
-"""torch.export of a model on the GPU, then AOTInductor: its package compiled ahead of time, loaded
-and run (the Triton half of it on a machine without a GPU: inspectors/compile/aoti_target.py)."""
+"""torch.export of a Llama-style gated MLP on the GPU, then AOTInductor: its package compiled ahead
+of time, loaded and run (the Triton half of it on a machine without a GPU:
+inspectors/compile/aoti_target.py)."""
 import torch
+import torch.nn.functional as F
 
 
-class MLP(torch.nn.Module):
-    def __init__(self):
+class GatedMLP(torch.nn.Module):
+    def __init__(self, d=256, hidden=512):
         super().__init__()
-        self.fc1, self.fc2 = torch.nn.Linear(256, 512), torch.nn.Linear(512, 256)
+        self.norm = torch.nn.RMSNorm(d)
+        self.gate, self.up = torch.nn.Linear(d, hidden, bias=False), torch.nn.Linear(d, hidden, bias=False)
+        self.down = torch.nn.Linear(hidden, d, bias=False)
 
     def forward(self, x):
-        return self.fc2(torch.nn.functional.gelu(self.fc1(x))).softmax(-1)
+        h = self.norm(x)
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
 
 
 def example():
-    model = MLP().cuda()
+    model = GatedMLP().cuda()
     x = torch.randn(8, 256, device="cuda")
-    exported = torch.export.export(model, (x,))
-    path = torch._inductor.aoti_compile_and_package(exported)
+    path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
     runner = torch._inductor.aoti_load_package(path)
-    out = runner(x)
-    assert out.shape == (8, 256)
+    assert runner(x).shape == (8, 256)
