@@ -89,7 +89,9 @@ def compare(name: str, rows: list[dict], times: dict) -> tuple[list[dict], dict]
         calls = sum(r["calls"] for r in rs)
         est = sum(r["estimate_us"] * r["calls"] for r in rs) / calls
         got = times.get(kernel)
-        meas = statistics.median(got) if got else None
+        # one size: the median call; several (a kernel launched at two sizes): the mean call, as
+        # the estimate is the mean of its rows' (a median would pick one size's)
+        meas = (statistics.median(got) if len(rs) == 1 else statistics.fmean(got)) if got else None
         out.append({"step": name, "kernel": kernel, "estimate_us": est, "measured_us": meas, "rows": len(rs),
                     "calls_est": calls, "calls_meas": len(got) / REPS if got else 0,
                     "bound": rs[0]["bound"], "how": rs[0]["how"],
