@@ -13,9 +13,6 @@ refusal is seen, and says which the view answers as CUDA (inspectors/target/cuda
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main() -> int:

@@ -32,7 +32,7 @@ namespace {
 struct Register {
   Register() {
     auto& slot = c10::impl::device_guard_impl_registry[static_cast<size_t>(c10::DeviceType::CUDA)];
-    if (slot.load() == nullptr || TLENS_REPLACE) {
+    if (slot.load() == nullptr || GUARD_REPLACES_CUDA) {
       static c10::impl::FakeGuardImpl<c10::DeviceType::CUDA> impl;
       slot.store(&impl);
     }
@@ -70,7 +70,7 @@ def ensure(for_autograd: bool = False) -> str:
     root = Path(torch.__file__).parent
     folder = Path(tempfile.mkdtemp(prefix="tlens-cuda-guard-"))
     try:
-        (folder / "guard.cpp").write_text(f"#define TLENS_REPLACE {int(replace)}\n" + SOURCE)
+        (folder / "guard.cpp").write_text(f"#define GUARD_REPLACES_CUDA {int(replace)}\n" + SOURCE)
         library = folder / "guard.so"
         for std in ("c++17", "c++20"):         # torch 2.14's headers need C++20
             made = subprocess.run(
