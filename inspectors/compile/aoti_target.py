@@ -26,7 +26,9 @@ def install(set_, compile_fn, job_dir: str) -> None:
     packages: dict[str, object] = {}
 
     def compile_and_package(exported, *args, package_path=None, inductor_configs=None, **kwargs):
-        module = compile_fn(exported.module(), options=dict(inductor_configs or {}))
+        # the package's own settings (aot_inductor.*) are about the C++ half: torch.compile takes the rest
+        options = {k: v for k, v in (inductor_configs or {}).items() if not str(k).startswith("aot_inductor.")}
+        module = compile_fn(exported.module(), options=options)
         example_args, example_kwargs = getattr(exported, "example_inputs", None) or ((), {})
         with torch.no_grad():                    # AOTInductor compiles for inference
             module(*example_args, **(example_kwargs or {}))

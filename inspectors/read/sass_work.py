@@ -9,6 +9,7 @@ numbers in, a number out.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 # /*01a0*/                   LDG.E.EF.64 R2, desc[UR4][R10.64] ;
@@ -21,29 +22,35 @@ def loops(sass: str) -> list[tuple[int, int]]:
     """Each loop as (first, last) index into the instructions, in order of its first
     instruction: a branch back to a label at or before it, the kernel's closing branch to
     itself left out."""
+    return list(_read(sass)[1])
+
+
+def instructions(sass: str) -> list[str]:
+    """The instructions' text, NOPs (the padding after the kernel's end) left out of the count
+    by `issued` but kept here so indexes match `loops`."""
+    return list(_read(sass)[0])
+
+
+@functools.lru_cache(maxsize=2)          # a launch's issued() and waits() read the same SASS
+def _read(sass: str) -> tuple[tuple[str, ...], tuple[tuple[int, int], ...]]:
+    """One pass over the SASS: its instructions' text and its loops."""
     labels: dict[str, int] = {}
     branches: list[tuple[int, str]] = []
-    count = 0
+    texts: list[str] = []
     for line in sass.splitlines():
         m = _LABEL_RE.match(line)
         if m:
-            labels[m["label"]] = count
+            labels[m["label"]] = len(texts)
             continue
         m = _INSTR_RE.match(line)
         if m is None:
             continue
         b = _BRANCH_RE.search(m["text"])
         if b:
-            branches.append((count, b["label"]))
-        count += 1
+            branches.append((len(texts), b["label"]))
+        texts.append(m["text"].strip())
     found = {(labels[label], at) for at, label in branches if label in labels and labels[label] < at}
-    return sorted(found)
-
-
-def instructions(sass: str) -> list[str]:
-    """The instructions' text, NOPs (the padding after the kernel's end) left out of the count
-    by `issued` but kept here so indexes match `loops`."""
-    return [m["text"].strip() for m in map(_INSTR_RE.match, sass.splitlines()) if m]
+    return tuple(texts), tuple(sorted(found))
 
 
 def _matched(sass: str, trips: list) -> list[tuple[tuple[int, int], float]] | None:

@@ -20,6 +20,7 @@ class GatedMLP(torch.nn.Module):
 def example():
     model = GatedMLP().cuda()
     x = torch.randn(8, 256, device="cuda")
-    path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)))
+    path = torch._inductor.aoti_compile_and_package(torch.export.export(model, (x,)),
+                                                    inductor_configs={"aot_inductor.package_cpp_only": False})
     runner = torch._inductor.aoti_load_package(path)
     assert runner(x).shape == (8, 256)
