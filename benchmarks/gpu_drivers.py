@@ -42,6 +42,7 @@ DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     # library ops of many launches (benchmarks/library_ops.py): fla probes the GPU at import and
     # sizes its autotune spaces by it; torchao's kernels are torch.library triton_ops
     ROOT / "tests" / "snippets" / "training" / "import_probe.py",
+    ROOT / "tests" / "snippets" / "training" / "cce_linear_loss.py",    # cut-cross-entropy (issue 55)
     ROOT / "benchmarks" / "drivers" / "fla_chunk_gla.py",
     ROOT / "benchmarks" / "drivers" / "fla_gated_deltanet.py",     # a GatedDeltaNet layer's step (issue 55)
     ROOT / "benchmarks" / "drivers" / "torchao_fp8_gemm.py",
