@@ -2,7 +2,8 @@
 # benchmarks/gpu_drivers.py's two halves on the GPU machine, in one call of the device tool
 # (carry: [".whl"]): the CPU side with the GPU hidden (CUDA_VISIBLE_DEVICES=: the worker takes
 # the target view, as on a laptop), then the GPU side, the same torch and Triton on both.
-# Writes $OUT/gpu_drivers.txt (commit it as benchmarks/results/gpu_drivers.txt).
+# Writes $OUT/gpu_drivers.txt (commit it as benchmarks/results/gpu_drivers.txt) and, in one file
+# (the device tool brings back only a few files), the mismatches' texts: $OUT/mismatches.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/tlens-gpu-drivers}
@@ -14,3 +15,4 @@ echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
 ONLY=(); for w in ${TLENS_DRIVERS:-}; do ONLY+=(--only "$w"); done
 CUDA_VISIBLE_DEVICES= timeout 400 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
 timeout 180 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"
+( cd "$OUT" && tar czf mismatches.tgz --remove-files drivers_cpu.json $(ls *.ptx *.ttir *.src 2>/dev/null) )

@@ -26,6 +26,7 @@ Triton's internals (the only modules that import triton._C, .compiler, .runtime,
     triton_shim        the launch recorder and compile_launch; every version workaround.
     triton_shim_driver the compile-only `driver.active`, naming the target (never a GPU).
     triton_shim_record the JIT entry points patched while it records (autotune, each launch's call).
+    triton_shim_env    the environment a launch was launched under (its ptxas, its line info), for its compile.
     launch_call        what a launch was called with: grid, tensors' bytes, integers (for estimates).
     outside_calls      what a compiled graph runs outside Triton (cuBLAS, attention kernels).
     triton_shim_layouts  Triton's own LinearLayout, for the layout view's tests.

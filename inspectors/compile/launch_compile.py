@@ -156,7 +156,7 @@ def _compile_one(shim, launch, gtarget, target, req, index, path: Path, output_p
 def _line_twin(shim, launch, gtarget, texts: dict, backend: str) -> dict:
     """Compiled without line info (a library turned it off): a twin with it, which maps the
     real instructions (inspectors/read/line_twin.py); {} when line info is on."""
-    if backend != "cuda" or not shim.line_info_off():
+    if backend != "cuda" or not shim.line_info_off(launch):
         return {}
     try:
         twin = shim.compile_line_twin(launch, gtarget)

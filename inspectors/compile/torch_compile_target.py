@@ -17,8 +17,7 @@ While `CompiledOnTarget(view)` is entered, `torch.compile` (the decorator, the c
 4. runs the graph eagerly on the CPU, so the code goes on with real values (a training step's
    loss, its gradients) and its later launches are recorded too.
 
-Inductor would time a kernel's candidate configs on the GPU to choose one; here each candidate
-is a launch of its own, labelled "config i of n".
+Inductor would time a kernel's candidate configs on the GPU; here each is a launch, "config i of n".
 
 What differs from the target (said in the docs): code that branches on `x.is_cuda` inside the
 compiled function is traced on CPU tensors, and ATen ops that pick a kernel by device while
@@ -229,8 +228,9 @@ class CompiledOnTarget:
         from torch._inductor.runtime import compile_tasks
 
         def precompile(autotuner, *args, **kwargs):
-            # as Inductor on a GPU: a CUDA wheel's own ptxas (torch/bin; the PTX's .version follows it)
-            getattr(compile_tasks, "_set_triton_ptxas_path", lambda: None)()
+            # as Inductor on a GPU, in each job (torch caches it a process): a CUDA wheel's own ptxas
+            setter = getattr(compile_tasks, "_set_triton_ptxas_path", lambda: None)
+            getattr(setter, "__wrapped__", setter)()
             if not getattr(autotuner, "_tlens_recorded", False):   # a template candidate: precompiled twice
                 autotuner._tlens_recorded = True
                 record_configs(autotuner, self.record, self._workloads.get(autotuner.fn.__name__))

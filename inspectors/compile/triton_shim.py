@@ -57,7 +57,7 @@ jit_module = importlib.import_module("triton.runtime.jit")
 from inspectors.base import triton_support
 from inspectors.base.result import ArgSpec
 from inspectors.base.targets import Target
-from inspectors.compile import journal
+from inspectors.compile import journal, triton_shim_env
 from inspectors.read.toolfail import PtxasFailure, parse_ptxas_error
 
 
@@ -72,6 +72,7 @@ class Launch:
     label: str = ""
     origin: dict = field(default_factory=dict)   # a generated kernel's (inspectors.compile.torch_compile_target)
     call: dict = field(default_factory=dict)     # its grid and arguments' sizes (inspectors.compile.launch_call)
+    env: dict = field(default_factory=triton_shim_env.now)   # triton_shim_env.COMPILE_ENV when it was launched
 
 
 def gpu_target(t: Target) -> GPUTarget:
@@ -265,7 +266,7 @@ def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None =
     knobs.runtime.add_stages_inspection_hook = recorder
     knobs.nvidia.dump_ptxas_log = True     # ptxas -v's log, printed: the spills without running it again
     try:
-        with contextlib.redirect_stdout(log := io.StringIO()):
+        with contextlib.redirect_stdout(log := io.StringIO()), triton_shim_env.launched(launch.env):
             compiled = triton.compile(src, target=target, options=options)
         compiled.tlens_ptxas_log = log.getvalue()[-65536:] if "Compiling entry function" in log.getvalue() else ""
         return compiled
@@ -280,9 +281,10 @@ def compile_launch(launch: Launch, target: GPUTarget, journal_dir: Path | None =
             journal.running(journal_dir, None)
 
 
-def line_info_off() -> bool:
-    """Whether Triton compiles without line info now (TRITON_DISABLE_LINE_INFO, as unsloth sets it)."""
-    return bool(knobs.compilation.disable_line_info)
+def line_info_off(launch: Launch) -> bool:
+    """Whether Triton compiled `launch` without line info (TRITON_DISABLE_LINE_INFO, as unsloth sets it)."""
+    with triton_shim_env.launched(launch.env):
+        return bool(knobs.compilation.disable_line_info)
 
 
 def compile_line_twin(launch: Launch, target: GPUTarget):
@@ -290,17 +292,10 @@ def compile_line_twin(launch: Launch, target: GPUTarget):
     (inspectors/read/line_twin.py checks they are the same); its own Triton cache entry."""
     src = getattr(launch.fn, "ASTSource", ASTSource)(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
-    saved = os.environ.get("TRITON_DISABLE_LINE_INFO")
-    os.environ["TRITON_DISABLE_LINE_INFO"] = "0"
-    try:
-        with knobs.compilation.scope(), contextlib.redirect_stdout(io.StringIO()):
-            knobs.compilation.disable_line_info = False
-            return triton.compile(src, target=target, options=options)
-    finally:
-        if saved is None:
-            os.environ.pop("TRITON_DISABLE_LINE_INFO", None)
-        else:
-            os.environ["TRITON_DISABLE_LINE_INFO"] = saved
+    on = dataclasses.replace(launch, env={**launch.env, "TRITON_DISABLE_LINE_INFO": "0"})
+    with triton_shim_env.launched(on.env), knobs.compilation.scope(), contextlib.redirect_stdout(io.StringIO()):
+        knobs.compilation.disable_line_info = False
+        return triton.compile(src, target=target, options=options)
 
 
 def _describe_failure(stage: str, exc: BaseException, made: dict, repro_dir: Path | None) -> tuple[str, str]:
