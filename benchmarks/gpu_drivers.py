@@ -117,8 +117,9 @@ def _inductor_texts(name: str, source: str, ttir: str) -> dict:
     return {"src": source, "ttir": ttir} if name.startswith("triton_") else {}
 
 
-def _run_on_gpu(path: Path) -> list[dict]:
-    """example() run for real; every kernel the JIT compiled for it, in order."""
+def _run_on_gpu(path: Path) -> dict:
+    """example() run for real: every kernel the JIT compiled for it, in order, and its error's last
+    lines if it raised (AOTInductor's package builds its C++ after the kernels are compiled)."""
     import torch
     from triton import knobs
 
@@ -142,9 +143,13 @@ def _run_on_gpu(path: Path) -> list[dict]:
     serialize = triton_shim.jit_module.serialize_specialization_data
     triton_shim.jit_module.serialize_specialization_data = triton_shim._lenient(serialize)
     torch.set_default_device("cuda")
+    error = None
     try:
         module.example()
         torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - the kernels compiled before it are compared still
+        import traceback
+        error = "\n".join(traceback.format_exc().strip().splitlines()[-3:])
     finally:
         knobs.runtime.jit_cache_hook = saved
         triton_shim.jit_module.serialize_specialization_data = serialize
@@ -162,7 +167,7 @@ def _run_on_gpu(path: Path) -> list[dict]:
             continue
         kernels.append({"name": fn.__name__, "num_warps": found.metadata.num_warps,
                         "num_stages": found.metadata.num_stages, "ptx": normalized_ptx(found.asm["ptx"])})
-    return kernels + inductor.kernels
+    return {"kernels": kernels + inductor.kernels, "error": error}
 
 
 class _record_inductor:
@@ -196,7 +201,7 @@ class _record_inductor:
         th.CachingAutotuner.precompile = self.original
 
 
-def _run_alone(path: Path) -> list[dict] | str:
+def _run_alone(path: Path) -> dict | str:
     """_run_on_gpu in a process of its own, as a user runs one file: a driver that changes
     what the JIT picks for the rest of its process (an import that points Triton at another
     ptxas, so another PTX version) changes nothing for the next one. Its error's text if it fails."""
@@ -221,11 +226,15 @@ def gpu_side(cpu_json: Path) -> int:
             print(f"{path.name:<22} CPU side failed: {want['error'][:80]}")
             mismatches += 1
             continue
-        got = _run_alone(path)
-        if isinstance(got, str):
-            print(f"{path.name:<22} GPU side failed: {got[-300:]}")
+        ran = _run_alone(path)
+        if isinstance(ran, str):
+            print(f"{path.name:<22} GPU side failed: {ran[-300:]}")
             mismatches += 1
             continue
+        got = ran["kernels"]
+        if ran["error"]:
+            print(f"{path.name:<22} example() raised on the GPU after {len(got)} kernels (compared below): "
+                  + ran["error"][-400:].replace("\n", " | "))
         names_cpu = [k["name"] for k in want["kernels"]]
         names_gpu = [k["name"] for k in got]
         if sorted(names_cpu) != sorted(names_gpu):
