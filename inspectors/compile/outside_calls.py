@@ -43,8 +43,8 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
     from torch.utils.flop_counter import flop_registry
     called = extern_ops(wrapper)
     out = []
-    for node in graph.nodes:
-        if node.op != "call_function" or node.name in fused or len(out) >= MAX_CALLS:
+    for node in _calls(graph):
+        if node.name in fused or len(out) >= MAX_CALLS:
             continue
         packet = getattr(node.target, "overloadpacket", None)
         name = getattr(packet, "__name__", "")
@@ -65,6 +65,24 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
                 pass
         out.append(call)
     return out
+
+
+def _calls(graph, depth: int = 0):
+    """The graph's call_function nodes in order; a higher-order op's subgraphs' nodes in its place,
+    each time it is called (an invoke_subgraph block called twice runs its matmuls twice; both of a
+    cond's branches are listed)."""
+    import torch
+    module = graph.owning_module
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        subgraphs = [getattr(module, a.target, None) for a in node.args
+                     if module is not None and depth < 4 and isinstance(a, torch.fx.Node) and a.op == "get_attr"]
+        subgraphs = [g for g in subgraphs if isinstance(g, torch.fx.GraphModule)]
+        if not subgraphs:
+            yield node
+        for g in subgraphs:
+            yield from _calls(g.graph, depth + 1)
 
 
 def _int(v) -> int:

@@ -51,7 +51,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, launch_call, outside_calls
-from inspectors.read.inductor import parse_wrapper
+from inspectors.read.inductor import kernel_calls, parse_wrapper
 from inspectors.target import attention, cuda_dtypes, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
@@ -357,7 +357,7 @@ class CompiledOnTarget:
             launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
                              **launch.origin}
             if launch.call:                  # the graph's calls of it (a layer's kernel, once per layer)
-                launch.call["calls"] = max(1, len(re.findall(rf"\b{re.escape(launch.fn.__name__)}\.run\(", wrapper)))
+                launch.call["calls"] = max(1, kernel_calls(wrapper, launch.fn.__name__))
             if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)

@@ -104,3 +104,24 @@ def _literal(text: str):
     if text in ("True", "False", "None"):
         return {"True": True, "False": False, "None": None}[text]
     return float(text) if any(c in text for c in ".e") else int(text)
+
+
+_SUBGRAPH_DEF_RE = re.compile(r"^def (?P<name>\w+)\(args\):\n(?P<body>(?:[ \t]+.*\n|\n)*)", re.M)
+
+
+def kernel_calls(wrapper: str, kernel: str) -> int:
+    """How many times a graph's wrapper runs `kernel` in one call of the graph: its `.run(` lines,
+    those in a subgraph's function (an invoke_subgraph block: compiled once, called per use) times
+    that function's calls, nested subgraphs included. A while_loop's body counts once per place it
+    is called, not per trip (the trip count is known when it runs)."""
+    bodies = {m["name"]: m["body"] for m in _SUBGRAPH_DEF_RE.finditer(wrapper)}
+    outside = _SUBGRAPH_DEF_RE.sub("", wrapper)
+
+    def runs(text: str, seen: frozenset) -> int:
+        n = len(re.findall(rf"\b{re.escape(kernel)}\.run\(", text))
+        for name, body in bodies.items():
+            if name not in seen:
+                calls = len(re.findall(rf"(?<![\w.]){re.escape(name)}\(", text))
+                n += calls and calls * runs(body, seen | {name})
+        return n
+    return runs(outside, frozenset())

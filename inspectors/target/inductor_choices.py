@@ -45,7 +45,9 @@ def devices_on(graph, device) -> None:
 
 
 def values_on(graph, device, mode) -> None:
-    """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept."""
+    """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept; and
+    the values Dynamo saw a higher-order op called with (`eager_input_vals`: an invoke_subgraph's
+    subgraph is lowered on them)."""
     import torch
     from torch.utils import _pytree as pytree
 
@@ -55,8 +57,9 @@ def values_on(graph, device, mode) -> None:
         with mode:
             return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
     for node in graph.nodes:
-        if "val" in node.meta:
-            node.meta["val"] = pytree.tree_map(one, node.meta["val"])
+        for key in ("val", "eager_input_vals"):
+            if key in node.meta:
+                node.meta[key] = pytree.tree_map(one, node.meta[key])
 
 
 def joint_passes_on_target(real_passes):

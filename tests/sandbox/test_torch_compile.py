@@ -312,3 +312,22 @@ def test_a_moe_routers_step_with_histc_and_a_deep_copy(engine, snippet):
     softmax = [k for k in r.kernels if "softmax" in k.name and k.origin["graph"] == "forward"]
     assert softmax and all(k.origin["lines"] == {"moe_routing.py": [20]} for k in softmax), [k.origin for k in softmax]
     assert any("eq" in k.name and 22 in k.origin["lines"]["moe_routing.py"] for k in r.kernels)
+
+
+def test_control_flow_ops_compile_for_the_target(engine, snippet):
+    """torch.cond, while_loop and an invoke_subgraph block (nested_compile_region) in one step: every
+    subgraph lowered for the target (an invoke_subgraph's was lowered for the CPU: Dynamo's
+    `eager_input_vals` on its node), its kernel counted per call of the block, its matmuls
+    cuBLAS calls; both of the cond's branches compiled."""
+    r = _compile(engine, snippet, "control_flow.py")
+    by_graph = {}
+    for k in r.kernels:
+        by_graph.setdefault(k.origin["graph"], {})[k.name] = k
+    assert all(".target sm_90" in k.stages["ptx"] for k in r.kernels)
+    block = [k for name, k in by_graph["forward"].items() if "gelu" in k.origin.get("aten_ops", "") or "erf" in name]
+    assert block and all(k.workload.get("calls") == 2 for k in block), [(k.name, k.workload) for k in block]
+    assert any("relu" in n for n in by_graph["forward"]) and any("sigmoid" in n for n in by_graph["forward"])
+    assert any("erf_exp" in n for n in by_graph["backward"])          # the block's GELU backward
+    assert any("ones_like" in n for n in by_graph["inference"])        # the while_loop's Newton steps
+    mms = [c for c in r.outside if c["graph"] == "forward"]
+    assert [c["op"] for c in mms] == ["aten.mm", "aten.mm"] and all(c["kind"] == "cuBLAS" for c in mms), mms

@@ -331,3 +331,24 @@ def test_measuring_a_step_without_a_gpu_is_an_error_not_a_crash():
         pytest.skip("a machine without a GPU's answer")
     got = worker.measure_step("def example():\n    pass\n", "empty.py", timeout=300)
     assert "needs an NVIDIA GPU" in got.get("error", ""), got
+
+
+def test_a_kernel_in_a_subgraph_function_counts_once_per_call_of_it():
+    """An invoke_subgraph block is one function of the wrapper, called per use: its kernel runs
+    that many times a step (tests/snippets/compiled/control_flow.py's wrapper, shortened)."""
+    from inspectors.read.inductor import kernel_calls
+    wrapper = (
+        "def partitioned_fw_subgraph_0_0(args):\n"
+        "    a, b = args\n"
+        "    with torch.cuda._DeviceGuard(0):\n"
+        "        triton_poi_fused_add_erf_mul_0.run(a, b, 8192, stream=s)\n"
+        "    return (a, )\n"
+        "\n\n"
+        "class Runner:\n"
+        "    def call(self, args):\n"
+        "        buf0 = partitioned_fw_subgraph_0_0(partitioned_fw_subgraph_0_0_args)\n"
+        "        buf5 = partitioned_fw_subgraph_0_0(partitioned_fw_subgraph_0_0_args)\n"
+        "        triton_poi_fused_mul_relu_2.run(buf5, 8192, stream=s)\n")
+    assert kernel_calls(wrapper, "triton_poi_fused_add_erf_mul_0") == 2
+    assert kernel_calls(wrapper, "triton_poi_fused_mul_relu_2") == 1
+    assert kernel_calls(wrapper, "triton_poi_fused_other_3") == 0
