@@ -206,8 +206,10 @@ def _run_alone(path: Path) -> dict | str:
     what the JIT picks for the rest of its process (an import that points Triton at another
     ptxas, so another PTX version) changes nothing for the next one. Its error's text if it fails."""
     p = subprocess.run([sys.executable, __file__, "--run-one", str(path)], capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        return (p.stderr or p.stdout)[-2000:]
+    if p.returncode != 0:           # its exception's line first (the text's tail may be a warning)
+        text = p.stderr or p.stdout
+        raised = [line for line in text.splitlines() if re.match(r"^\w+(\.\w+)*(Error|Exception)\b", line)]
+        return " | ".join(raised[-1:] + [text[-2000:]])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -228,7 +230,7 @@ def gpu_side(cpu_json: Path) -> int:
             continue
         ran = _run_alone(path)
         if isinstance(ran, str):
-            print(f"{path.name:<22} GPU side failed: {ran[-300:]}")
+            print(f"{path.name:<22} GPU side failed: {ran[:300]}")
             mismatches += 1
             continue
         got = ran["kernels"]

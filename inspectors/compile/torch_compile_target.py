@@ -143,6 +143,7 @@ class CompiledOnTarget:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(self.job_dir, "inductor")
         self._real = torch.compile
         self._set(torch, "compile", self.compile)
+        aoti_target.install(self._set, self.compile, self.job_dir)    # AOTInductor's Triton half, a GPU's too
         if self.view is not None:
             real_export = torch.export.export
 
@@ -151,7 +152,6 @@ class CompiledOnTarget:
                 self.guard_missing = cuda_guard.ensure(for_autograd=True)
                 return real_export(*args, **kwargs)
             self._set(torch.export, "export", export)
-            aoti_target.install(self._set, self.compile, self.job_dir)     # AOTInductor: its Triton half
             # Dynamo asks the accelerator's current stream when it starts tracing (torch 2.11,
             # without asking whether there is one): a CUDA build of torch with no GPU raises
             try:
