@@ -5,7 +5,8 @@ dtypes they take, code that runs on a GPU fails on a laptop (histc on int32 in a
 the first found). torch's own OpInfo database declares, per op, the dtypes its CPU and its CUDA
 kernels take; this lists each op whose CUDA dtypes are more (complex32 aside: CUDA's alone,
 experimental), then tries each such op on the CPU in the dtype the list names, so the declared
-refusal is seen, and says which the view answers as CUDA (inspectors/target/cuda_dtypes.py).
+refusal is seen, then runs the same sample on the target view's `cuda` tensors: whether the view
+answers it (inspectors/target/cuda_dtypes.py) and the dtype of its first result.
 
     PYTHONPATH=<a folder with expecttest> .venv/bin/python benchmarks/cuda_dtype_survey.py
 (torch.testing's OpInfo database imports expecttest, which the project does not need.)
@@ -19,7 +20,10 @@ def main() -> int:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
-    from inspectors.target import cuda_dtypes
+    from torch.utils._pytree import tree_leaves, tree_map
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
     print(f"torch {torch.__version__}: {len(op_db)} OpInfos")
     rows = []
     for op in op_db:
@@ -30,7 +34,7 @@ def main() -> int:
         if not extra:
             continue
         dtype = sorted(extra, key=str)[0]
-        refused = "-"
+        refused, answered, sample = "-", "-", None
         try:
             sample = next(iter(op.sample_inputs("cpu", dtype)), None)
             if sample is not None:
@@ -38,11 +42,15 @@ def main() -> int:
                 refused = "no (the CPU ran it)"
         except Exception as e:  # noqa: BLE001 - the CPU's refusal is what is looked for
             refused = "yes: " + str(e).splitlines()[0][:70]
-        names = (op.name.replace(".", "_"), op.name.rsplit(".", 1)[-1], getattr(op.op, "__name__", ""))
-        if "histc" in names:
-            answered = "yes (histc_as_cuda)"
-        else:
-            answered = "yes (in float32)" if any(cuda_dtypes._half_dtypes(n) for n in names) else "no"
+        if sample is not None and refused.startswith("yes"):
+            try:
+                with tensor_view.TargetView(parse("cuda:90")):
+                    on = tree_map(lambda t: t.cuda() if isinstance(t, torch.Tensor) else t,
+                                  (sample.input, sample.args, sample.kwargs))
+                    out = [t for t in tree_leaves(op(on[0], *on[1], **on[2])) if isinstance(t, torch.Tensor)]
+                answered = f"yes ({str(out[0].dtype).removeprefix('torch.')})" if out else "yes"
+            except Exception as e:  # noqa: BLE001 - what the view still refuses
+                answered = "no: " + str(e).splitlines()[0][:60]
         rows.append((f"{op.name}{'.' + op.variant_test_name if op.variant_test_name else ''}",
                      ", ".join(sorted(str(d).replace("torch.", "") for d in extra)), refused, answered))
     print(f"{len(rows)} ops whose CUDA kernels take more dtypes than the CPU's (complex32 aside)\n")

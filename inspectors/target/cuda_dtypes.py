@@ -15,7 +15,12 @@ take, code that runs on the GPU fails here (and the kernels after it are never c
   dtypes against the CPU's, complex32 aside: benchmarks/results/cuda_dtype_survey.txt): the FFTs
   in float16 (a long convolution's fft, Hyena's and FNO's), avg_pool3d, antialiased bilinear
   resizing, the multi-margin losses in float16 and bfloat16. These compute in float32 here and
-  give CUDA's dtype back (an FFT of float16 gives complex32, as cuFFT's does).
+  give CUDA's dtype back (an FFT of float16 gives complex32, as cuFFT's does). rrelu's float16
+  (`rrelu`, `rrelu_with_noise`) too.
+
+- the rest of the survey: `abs` and `trace` of bool (and softsign, which calls abs) compute on
+  uint8 (abs gives bool back, trace int64, as CUDA's and the meta functions do); `nansum` of
+  complex (and nanmean, which calls it) sums with each NaN element as zero, as CUDA's kernel.
 
 Three places answer: the view's mode for eager code (`eager`), a Meta kernel without the CPU's
 check while torch.compile traces (`install_tracing`), and the CPU graph that runs after Inductor
@@ -27,7 +32,9 @@ INT_ON_CUDA = ("histc",)          # ops whose CUDA kernel takes integer inputs a
 # ops (by the name the view's mode or a graph node gives them) whose CUDA kernel takes half
 # precision the CPU's refuses: the name's start -> the dtypes ("h": float16, "hb": and bfloat16)
 HALF_ON_CUDA = {"fft_": "h", "_fft_": "h", "avg_pool3d": "hb", "interpolate": "hb", "_upsample_bilinear2d_aa": "hb",
-                "multi_margin_loss": "hb", "multilabel_margin_loss": "hb"}
+                "multi_margin_loss": "hb", "multilabel_margin_loss": "hb", "rrelu": "h"}
+BOOL_ON_CUDA = ("abs", "trace")   # ops whose CUDA kernel takes bool and the CPU's does not
+COMPLEX_ON_CUDA = ("nansum",)     # ... complex
 
 
 def _name(func) -> str | None:
@@ -84,12 +91,79 @@ def in_float32(func, dtypes: tuple):
     return call
 
 
+def _refused(call, args, kwargs, says: str):
+    """`call(*args, **kwargs)`, or None where the CPU's kernel refused it with a message holding `says`."""
+    try:
+        return call(*args, **kwargs)
+    except (RuntimeError, NotImplementedError) as e:
+        if says not in str(e):
+            raise
+    return None
+
+
+def bool_as_cuda(func):
+    """`func` (abs, trace) as CUDA runs it on bool tensors: on the CPU's refusal, on uint8 (0 and 1),
+    an abs given back as bool (trace's int64 is CUDA's for every integer type)."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    def call(*args, **kwargs):
+        out = _refused(func, args, kwargs, "'Bool'")
+        if out is not None:
+            return out
+        up = tree_map(lambda t: t.to(torch.uint8) if isinstance(t, torch.Tensor) and t.dtype == torch.bool else t,
+                      (args, kwargs))
+        out = func(*up[0], **up[1])
+        return out.to(torch.bool) if isinstance(out, torch.Tensor) and out.dtype == torch.uint8 else out
+    return call
+
+
+def nansum_as_cuda(func):
+    """nansum of a complex tensor as CUDA computes it: each element with a NaN part counts as zero."""
+    import torch
+
+    def call(input, *args, **kwargs):
+        out = _refused(func, (input, *args), kwargs, "complex")
+        if out is not None:
+            return out
+        return torch.sum(torch.where(input.isnan(), torch.zeros((), dtype=input.dtype), input), *args, **kwargs)
+    return call
+
+
+def _composites(func):
+    """softsign and nanmean, Python functions that call abs and nansum where the view's mode does not
+    see them: on the CPU's refusal, their formula with the CUDA-like abs and nansum."""
+    import torch
+
+    def softsign(input):
+        return input / (bool_as_cuda(torch.abs)(input) + 1)
+
+    def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+        kept = (~input.isnan()).sum(*(() if dim is None else (dim, keepdim)))
+        return nansum_as_cuda(torch.nansum)(input, dim, keepdim, dtype=dtype) / kept
+    formula = {"softsign": softsign, "nanmean": nanmean}[_name(func)]
+
+    def call(*args, **kwargs):
+        out = _refused(func, args, kwargs, "'Bool'" if formula is softsign else "complex")
+        return out if out is not None else formula(*args, **kwargs)
+    return call
+
+
+def _other(name: str | None):
+    """The CUDA-like wrapper of an op of BOOL_ON_CUDA or COMPLEX_ON_CUDA (or a Python function calling
+    one), by its name; None for others."""
+    return bool_as_cuda if name in BOOL_ON_CUDA else nansum_as_cuda if name in COMPLEX_ON_CUDA else \
+        _composites if name in ("softsign", "nanmean") else None
+
+
 def eager(func, args, kwargs):
     """The result of `func(*args, **kwargs)` as CUDA gives it, where the CPU's kernel would refuse
     the dtype; NotImplemented for any other call."""
     name = _name(func)
     if _half_dtypes(name):
         return in_float32(func, _half_dtypes(name))(*args, **kwargs)
+    if _other(name) is not None:
+        return _other(name)(func)(*args, **kwargs)
     if name != "histc":
         return NotImplemented
     input = args[0] if args else kwargs.get("input")
@@ -146,6 +220,9 @@ def on_cpu_graph(gm) -> None:
             changed = True
         elif node.op == "call_function" and _half_dtypes(_name(node.target)):
             node.target = in_float32(node.target, _half_dtypes(_name(node.target)))
+            changed = True
+        elif node.op == "call_function" and _other(_name(node.target)) is not None:
+            node.target = _other(_name(node.target))(node.target)
             changed = True
     if changed:
         gm.recompile()

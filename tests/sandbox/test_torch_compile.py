@@ -331,3 +331,12 @@ def test_control_flow_ops_compile_for_the_target(engine, snippet):
     assert any("ones_like" in n for n in by_graph["inference"])        # the while_loop's Newton steps
     mms = [c for c in r.outside if c["graph"] == "forward"]
     assert [c["op"] for c in mms] == ["aten.mm", "aten.mm"] and all(c["kind"] == "cuBLAS" for c in mms), mms
+
+
+def test_ops_cudas_kernels_take_in_other_dtypes_compile(engine, snippet):
+    """nansum of complex, abs, softsign and trace of bool, rrelu of float16 under torch.compile: the
+    graph's kernels for the target, and the CPU graph after it computes as CUDA's (example() checks
+    the dtypes)."""
+    r = _compile(engine, snippet, "cuda_dtype_ops.py")
+    names = {k.name for k in r.kernels}
+    assert any("rrelu" in n for n in names) and any("trace" in n for n in names), names

@@ -235,6 +235,31 @@ def test_half_precision_ops_cudas_kernels_take_and_the_cpus_refuse():
             torch.fft.rfft(x.cuda().bfloat16())
 
 
+def test_bool_complex_and_rrelu_ops_cudas_kernels_take_and_the_cpus_refuse():
+    """The survey's rest: abs, trace and softsign of bool, nansum and nanmean of complex, rrelu of
+    float16. The CPU refuses each; in the view each gives CUDA's dtype and value (a NaN element
+    of a complex tensor counts as zero)."""
+    import torch.nn.functional as F
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    b = torch.tensor([[True, False], [True, True]])
+    c = torch.tensor([1 + 1j, complex(float("nan"), 0), 2 - 1j])
+    with pytest.raises(NotImplementedError, match="Bool"):
+        torch.abs(b)
+    with pytest.raises(RuntimeError, match="complex"):
+        torch.nansum(c)
+    with tensor_view.TargetView(parse("cuda:90")):
+        bc, cc = b.cuda(), c.cuda()
+        assert torch.abs(bc).dtype == torch.bool and torch.equal(torch.abs(bc).cpu(), b)
+        assert torch.trace(bc).dtype == torch.int64 and torch.trace(bc).item() == 2
+        assert F.softsign(bc).tolist() == [[0.5, 0.0], [0.5, 0.5]]
+        assert torch.nansum(cc).item() == 3 + 0j and torch.nanmean(cc).item() == 1.5 + 0j
+        assert torch.nansum(cc.view(1, 3), dim=1).tolist() == [3 + 0j]
+        h = torch.randn(16, dtype=torch.float16, device="cuda")
+        assert F.rrelu(h, training=True).dtype == torch.float16
+
+
 def test_a_cuda_build_without_a_gpu_gets_the_fake_guard_for_export_only(monkeypatch):
     """A CUDA wheel with no GPU visible (the GPU machine with CUDA_VISIBLE_DEVICES=): CUDA's own
     guard asks the runtime for a stream where torch.export's autograd records a `cuda` fake
