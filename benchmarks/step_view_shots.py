@@ -3,7 +3,7 @@ of our own (the sixth lesson's MLP block: forward, backward, compiled AdamW) and
 122 launches (fla-core's chunk_gla, benchmarks/drivers/fla_chunk_gla.py), each opened with
 `tlens app FILE` (TLENS_OPEN), the table and its picture photographed into artifacts/screenshots/.
 
-    .venv/bin/python benchmarks/step_view_shots.py
+    .venv/bin/python benchmarks/step_view_shots.py [step_control_flow ...]   # some only
 """
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT)]
 from browser import CHROMIUM, SHOTS, open_app, running_app  # noqa: E402
 
 FILES = {"step_block": ROOT / "assets" / "lessons" / "exercises" / "compile_block.py",
-         "step_fla_chunk_gla": ROOT / "benchmarks" / "drivers" / "fla_chunk_gla.py"}
+         "step_fla_chunk_gla": ROOT / "benchmarks" / "drivers" / "fla_chunk_gla.py",
+         # torch.cond, while_loop and an invoke_subgraph block: the block's kernel and matmuls twice a step
+         "step_control_flow": ROOT / "tests" / "snippets" / "compiled" / "control_flow.py"}
 
 
 def main() -> int:
@@ -25,6 +27,8 @@ def main() -> int:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM)
         for name, path in FILES.items():
+            if sys.argv[1:] and name not in sys.argv[1:]:
+                continue
             with running_app({"TLENS_OPEN": str(path)}) as url:
                 page = open_app(browser, url)
                 title = page.get_by_text("The step:", exact=False).first

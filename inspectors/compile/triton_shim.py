@@ -292,8 +292,7 @@ def compile_line_twin(launch: Launch, target: GPUTarget):
     (inspectors/read/line_twin.py checks they are the same); its own Triton cache entry."""
     src = getattr(launch.fn, "ASTSource", ASTSource)(launch.fn, launch.signature, launch.constants, launch.attrs)
     options = {k: tuple(v) if isinstance(v, list) else v for k, v in launch.options.items()}
-    on = dataclasses.replace(launch, env={**launch.env, "TRITON_DISABLE_LINE_INFO": "0"})
-    with triton_shim_env.launched(on.env), knobs.compilation.scope(), contextlib.redirect_stdout(io.StringIO()):
+    with triton_shim_env.launched({**launch.env, "TRITON_DISABLE_LINE_INFO": "0"}), knobs.compilation.scope(), contextlib.redirect_stdout(io.StringIO()):
         knobs.compilation.disable_line_info = False
         return triton.compile(src, target=target, options=options)
 

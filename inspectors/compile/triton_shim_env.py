@@ -40,7 +40,7 @@ def _put(values: dict) -> None:
 def launched(env: dict):
     """COMPILE_ENV as `env` has it (a launch's), for the compile inside; as before after it."""
     saved = now()
-    changed = saved != {k: env.get(k) for k in COMPILE_ENV}
+    changed = any(saved[k] != env.get(k) for k in COMPILE_ENV if "PTXAS" in k)   # another ptxas: read again
     _put(env)
     if changed:
         _forget_ptxas_version()

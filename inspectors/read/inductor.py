@@ -122,6 +122,7 @@ def kernel_calls(wrapper: str, kernel: str) -> int:
         for name, body in bodies.items():
             if name not in seen:
                 calls = len(re.findall(rf"(?<![\w.]){re.escape(name)}\(", text))
-                n += calls and calls * runs(body, seen | {name})
+                if calls:
+                    n += calls * runs(body, seen | {name})
         return n
     return runs(outside, frozenset())
