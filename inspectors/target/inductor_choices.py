@@ -24,6 +24,9 @@ Inductor is told to (`force_shape_pad`), as max-autotune's first candidate stand
 """
 from __future__ import annotations
 
+import contextlib
+
+
 def on_device(value, device, named=False):
     """`value` with each torch.device in it (lists and tuples too) `device`; where `named`, each
     "cuda…" string the CPU (`x.to("cuda")`, `device="cuda"`)."""
@@ -44,22 +47,37 @@ def devices_on(graph, device) -> None:
         node.kwargs = {k: on_device(v, device) for k, v in node.kwargs.items()}
 
 
-def values_on(graph, device, mode) -> None:
-    """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept; and
-    the values Dynamo saw a higher-order op called with (`eager_input_vals`: an invoke_subgraph's
-    subgraph is lowered on them)."""
+def values_on(graph, device, mode, originals: dict | None = None) -> dict:
+    """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept,
+    a view a view of its base's copy; also the values Dynamo saw a higher-order op called with
+    (`eager_input_vals`: an invoke_subgraph's subgraph is lowered on them). Returns what it made,
+    {id(copy): (copy, value)}: handed back as `originals`, the way back gives each moved value
+    itself again, not a copy (AOTAutograd donates to a backward only the saved tensors that share
+    no memory with the inputs it traced with: the GPU's backward overwrites those in place)."""
     import torch
     from torch.utils import _pytree as pytree
+    originals, copies = originals or {}, {}
 
     def one(t):
         if not isinstance(t, torch.Tensor) or t.device == device:
             return t
-        with mode:
-            return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
+        if id(t) in originals:
+            return originals[id(t)][1]
+        if id(t) not in copies:
+            with mode:
+                made = None
+                if t._base is not None:
+                    with contextlib.suppress(RuntimeError):     # a view outside its base's extent
+                        made = one(t._base).as_strided(t.shape, t.stride(), t.storage_offset())
+                if made is None:
+                    made = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=device)
+            copies[id(t)] = (t, made)      # t kept: its id is not another's while the graph is walked
+        return copies[id(t)][1]
     for node in graph.nodes:
         for key in ("val", "eager_input_vals"):
             if key in node.meta:
                 node.meta[key] = pytree.tree_map(one, node.meta[key])
+    return {id(made): (made, t) for t, made in copies.values()}
 
 
 def joint_passes_on_target(real_passes):
@@ -75,11 +93,11 @@ def joint_passes_on_target(real_passes):
         if mode is None:
             return real_passes(graph, input_device, *args, **kwargs)
         devices_on(graph.graph, cpu)
-        values_on(graph.graph, cuda, mode)
+        moved = values_on(graph.graph, cuda, mode)
         try:
             return real_passes(graph, cuda, *args, **kwargs)
         finally:
-            values_on(graph.graph, cpu, mode)
+            values_on(graph.graph, cpu, mode, moved)
             devices_on(graph.graph, cpu)
             graph.recompile()
     return joint_graph_passes

@@ -327,7 +327,14 @@ def test_control_flow_ops_compile_for_the_target(engine, snippet):
     block = [k for name, k in by_graph["forward"].items() if "gelu" in k.origin.get("aten_ops", "") or "erf" in name]
     assert block and all(k.workload.get("calls") == 2 for k in block), [(k.name, k.workload) for k in block]
     assert any("relu" in n for n in by_graph["forward"]) and any("sigmoid" in n for n in by_graph["forward"])
-    assert any("erf_exp" in n for n in by_graph["backward"])          # the block's GELU backward
+    # what the backward may overwrite, as the H200 compiled it (benchmarks/results/gpu_drivers.txt):
+    # the block saves w.t(), a view of an input, so AOTAutograd donates none of the block's saved
+    # tensors, by index in its subgraph too: the GELU backward writes a new buffer, and the cond's
+    # ReLU backward overwrites the tangent, not the saved activation (both were in place here)
+    gelu_bw = by_graph["backward"]["triton_poi_fused_add_erf_exp_mul_2"]
+    assert "def triton_poi_fused_add_erf_exp_mul_2(in_ptr0, in_ptr1, out_ptr0," in gelu_bw.stages["source"]
+    relu_bw = by_graph["backward"]["triton_poi_fused_le_mul_relu_scalar_tensor_where_0"].stages["source"]
+    assert "tmp0 = tl.load(in_ptr0 + (x0)" in relu_bw and "tmp5 = tl.load(in_out_ptr0 + (x0)" in relu_bw
     assert any("ones_like" in n for n in by_graph["inference"])        # the while_loop's Newton steps
     mms = [c for c in r.outside if c["graph"] == "forward"]
     assert [c["op"] for c in mms] == ["aten.mm", "aten.mm"] and all(c["kind"] == "cuBLAS" for c in mms), mms
