@@ -15,7 +15,8 @@ import re
 _EXTERN_RE = re.compile(r"\bextern_kernels\.(\w+)\(|\btorch\.ops\.aten\.(\w+)\.\w+\(|\baten\.(\w+)\.default\(")
 MAX_CALLS = 512
 
-_KINDS = (("attention", {"flash": "flash attention", "efficient": "memory-efficient attention",
+_KINDS = (("pack_mm", {"": "ATen weight-only matmul"}),      # _weight_int8pack_mm: CUDA's own kernel
+          ("attention", {"flash": "flash attention", "efficient": "memory-efficient attention",
                          "cudnn": "cuDNN attention"}),
           ("conv", {"": "cuDNN convolution"}),
           ("mm", {"": "cuBLAS"}))
@@ -37,12 +38,13 @@ def extern_ops(wrapper: str) -> set[str]:
 
 
 def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list[dict]:
-    """The graph's nodes that run outside Triton, in graph order. `lines_of(node)`: the user's
-    lines it comes from ({file: [line, ...]}); `fused`: nodes a Triton kernel computes."""
+    """The graph's nodes that run outside Triton, in graph order; then the calls of ops no node
+    of the graph is (a pattern Inductor lowers to one: a bf16 matmul with an int8 weight to
+    `_weight_int8pack_mm`), read from the wrapper. `lines_of(node)`: the user's lines it comes
+    from ({file: [line, ...]}); `fused`: nodes a Triton kernel computes."""
     import torch
-    from torch.utils.flop_counter import flop_registry
     called = extern_ops(wrapper)
-    out = []
+    out, seen = [], set()
     for node in _calls(graph):
         if node.name in fused or len(out) >= MAX_CALLS:
             continue
@@ -51,20 +53,99 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
         if packet is None or name not in called:
             continue
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
-        val = node.meta.get("val")
-        tensors = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        outs = [t for t in torch.utils._pytree.tree_leaves(val) if isinstance(t, torch.Tensor)]
-        call = {"graph": which, "op": f"aten.{name}", "kind": kind_of(name),
-                "shapes": [list(map(_int, t.shape)) for t in tensors][:8],
-                "dtype": _DTYPES.get(str(tensors[0].dtype).removeprefix("torch."), "") if tensors else "",
-                "bytes": sum(_nbytes(t) for t in tensors + outs), "lines": lines_of(node)}
-        if packet in flop_registry:
-            try:
-                call["flops"] = int(flop_registry[packet](*args, **kwargs, out_val=val))
-            except Exception:  # noqa: BLE001 - a formula that does not take these arguments: bytes only
-                pass
-        out.append(call)
+        seen.add(name)
+        out.append(_call(which, name, (args, kwargs), node.meta.get("val"), lines_of(node), _flops(node)))
+    if called - seen:
+        out += _lowered(graph, wrapper, called - seen, lines_of, which)[:max(0, MAX_CALLS - len(out))]
     return out
+
+
+def _call(which: str, name: str, inputs, val, lines: dict, flops: int | None) -> dict:
+    import torch
+    tensors = [t for t in torch.utils._pytree.tree_leaves(inputs) if isinstance(t, torch.Tensor)]
+    outs = [t for t in torch.utils._pytree.tree_leaves(val) if isinstance(t, torch.Tensor)]
+    call = {"graph": which, "op": f"aten.{name}", "kind": kind_of(name),
+            "shapes": [list(map(_int, t.shape)) for t in tensors][:8],
+            "dtype": _DTYPES.get(str(tensors[0].dtype).removeprefix("torch."), "") if tensors else "",
+            "bytes": sum(_nbytes(t) for t in tensors + outs), "lines": lines}
+    if flops is not None:
+        call["flops"] = flops
+    return call
+
+
+def _flops(node) -> int | None:
+    """The node's FLOPs by torch.utils.flop_counter's formula; None where it has none."""
+    import torch
+    from torch.utils.flop_counter import flop_registry
+    packet = getattr(node.target, "overloadpacket", None)
+    if packet not in flop_registry:
+        return None
+    args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+    try:
+        return int(flop_registry[packet](*args, **kwargs, out_val=node.meta.get("val")))
+    except Exception:  # noqa: BLE001 - a formula that does not take these arguments: bytes only
+        return None
+
+
+# in Inductor's wrapper: `buf1 = empty_strided_cuda((1024, 1), (1, 1), torch.bfloat16)`,
+# `buf2 = extern_kernels._weight_int8pack_mm(arg4_1, arg0_1, reinterpret_tensor(buf0, (1024, ), ...))`,
+# its source nodes in the comment before it, its size in `assert_size_stride(buf2, (16, 1024), ...)`,
+# `buf3 = buf2; del buf2  # reuse`
+_ALLOC_RE = re.compile(r"(\w+) = empty_strided_\w+\(\(([\d, ]*)\), \([\d, ]*\), torch\.(\w+)\)")
+_SIZE_RE = re.compile(r"assert_size_stride\((\w+), \(([\d, ]*)\)")
+_REUSE_RE = re.compile(r"(\w+) = (\w+); del \2\s+# reuse")
+_SOURCES_RE = re.compile(r"# Topologically Sorted Source Nodes: \[([^\]]*)\]")
+_CALL_RE = re.compile(r"\s*(\w+) = extern_kernels\.(\w+)\((.*)\)\s*$")
+_ARG_RE = re.compile(r"reinterpret_tensor\((\w+), \(([\d, ]*)\)|\b(\w+)\b")
+
+
+def _lowered(graph, wrapper: str, ops: set[str], lines_of, which: str) -> list[dict]:
+    """The wrapper's calls of `ops`, which no node of `graph` is: their tensors' sizes from the
+    graph's inputs and the wrapper's buffers; their FLOPs a matmul's 2·M·N·K (else those of the
+    nodes they compute), their lines those nodes' lines."""
+    import torch
+    known = {n.name: (list(n.meta["val"].shape), n.meta["val"].dtype) for n in graph.nodes
+             if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)}
+    out, sources = [], []
+    for line in wrapper.splitlines():
+        if (m := _ALLOC_RE.search(line)) and hasattr(torch, m[3]):
+            known[m[1]] = (_dims(m[2]), getattr(torch, m[3]))
+        elif (m := _REUSE_RE.search(line)) and m[2] in known:
+            known[m[1]] = known[m[2]]
+        elif (m := _SOURCES_RE.search(line)):
+            sources = [s.strip() for s in m[1].split(",") if s.strip()]
+        if not (m := _CALL_RE.match(line)) or m[2] not in ops:
+            continue
+        tensors = []
+        for a in _ARG_RE.finditer(m[3]):
+            name = a[1] or a[3]
+            if name in known and known[name][1] is not None:
+                tensors.append(torch.empty(_dims(a[2]) if a[1] else known[name][0], dtype=known[name][1], device="meta"))
+        known[m[1]] = ([], tensors[0].dtype if tensors else None)     # its size: the next assert_size_stride
+        size = next((_dims(s[2]) for s in _SIZE_RE.finditer(wrapper, wrapper.find(line)) if s[1] == m[1]), None)
+        made = [torch.empty(size, dtype=tensors[0].dtype, device="meta")] if size and tensors else []
+        if made:
+            known[m[1]] = (size, tensors[0].dtype)
+        of = [n for n in graph.nodes if _source(n) in sources]
+        flops = ([2 * tensors[0].shape[0] * tensors[0].shape[1] * made[0].shape[-1]]
+                 if m[2].endswith("mm") and made and tensors[0].dim() == 2 and made[0].dim() == 2
+                 else [f for f in map(_flops, of) if f is not None])
+        lines: dict = {}
+        for n in of:
+            for f, ls in lines_of(n).items():
+                lines[f] = sorted(set(lines.get(f, [])) | set(ls))
+        out.append(_call(which, m[2], tensors, made, lines, max(flops) if flops else None))
+    return out
+
+
+def _source(node) -> str:
+    """The node's name as Inductor's comments name its source nodes (the node it was made from)."""
+    made_from = node.meta.get("from_node")
+    return getattr(made_from[0], "name", node.name) if made_from else node.name
+
+
+def _dims(text: str) -> list[int]:
+    return [int(d) for d in text.replace(" ", "").split(",") if d]
 
 
 def _calls(graph, depth: int = 0):

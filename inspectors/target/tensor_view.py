@@ -48,6 +48,7 @@ def needed(target: Target) -> bool:
 
 
 WRAPPED_VIEW = "_tlens_wrapped_view"     # on a tensor of the view: whether the tensor it was put there from is a view
+ON_TARGET = "_tlens_on_target"          # on a wrapper subclass made in the view (torchao's quantized weights)
 
 
 def _deepcopy(t, memo: dict, on_target):
@@ -156,6 +157,9 @@ class TargetView:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func is torch.Tensor.to:
                     args = tuple(cuda_probes.on_cpu(a) for a in args)
+                if getattr(func, "__self__", None) in (torch.Tensor.device, torch.Tensor.is_cuda) \
+                        and getattr(args[0], ON_TARGET, False):          # a wrapper subclass made here
+                    return torch.device("cuda", 0) if func.__self__ is torch.Tensor.device else True
                 if (func is torch.Tensor._is_view or getattr(func, "__self__", None) is torch.Tensor._base) \
                         and isinstance(args[0], TargetTensor) and getattr(args[0], WRAPPED_VIEW, True) is False:
                     # putting a tensor that is no view on the target makes an alias of it (as_subclass):
@@ -208,6 +212,8 @@ class TargetView:
         if self._saved_vendor is None:    # FlagGems asks nvidia-smi for the vendor, else its variable
             os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
         self._mode = mode = _OnTarget()
+        self._plain = 0
+        self._wrapper_made = wrappers_on_cpu(self)
         self._library = library_ops.library_twins(mode)
         autocast.install()       # torch.autocast("cuda") casts as the GPU's autocast does
         self._mode.__enter__()
@@ -239,10 +245,12 @@ class TargetView:
             t.__class__ = torch.Tensor
         stack = _get_current_function_mode_stack()
         popped = _pop_mode_temporarily() if stack and stack[-1] is self._mode else contextlib.nullcontext()
+        self._plain += 1
         try:
             with popped:
                 yield
         finally:
+            self._plain -= 1
             for t, kind in zip(flipped, kinds):
                 t.__class__ = kind
 
@@ -256,6 +264,7 @@ class TargetView:
         import torch
         from torch.autograd import function as autograd_function
         self._mode.__exit__(*exc)
+        self._wrapper_made()
         for name, original in self._saved_backward.items():
             setattr(autograd_function.BackwardCFunction, name, original)
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
@@ -273,6 +282,34 @@ class TargetView:
         else:
             torch._C._cuda_getCurrentRawStream = self._saved_stream
         return False
+
+
+def wrappers_on_cpu(view: TargetView):
+    """A tensor subclass that wraps others (torchao's quantized weights, a float8 tensor) made in
+    the view from the view's tensors asks for `cuda:0`: made on the CPU, where its inner tensors'
+    memory is, and marked, so that it too says `cuda:0` (its ops unwrap to CPU tensors: a copy or
+    detach of it is not refused for mixing devices). Made while torch.compile traces (`plain()`):
+    a CPU tensor, as the others. Returns the way back."""
+    import torch
+    had = "_make_wrapper_subclass" in vars(torch.Tensor)
+    real = torch.Tensor._make_wrapper_subclass
+
+    def make(cls, *args, **kwargs):
+        if view._plain:
+            return real(cls, *args, **kwargs)
+        kwargs["device"] = cuda_probes.on_cpu(kwargs.get("device")) or torch.device("cpu")
+        made = real(cls, *args, **kwargs)
+        if torch._C.TensorBase.device.__get__(made).type == "cpu":
+            setattr(made, ON_TARGET, True)
+        return made
+    torch.Tensor._make_wrapper_subclass = staticmethod(make)
+
+    def back():
+        if had:
+            torch.Tensor._make_wrapper_subclass = real
+        else:
+            del torch.Tensor._make_wrapper_subclass
+    return back
 
 
 def driver_properties(target: Target) -> dict:

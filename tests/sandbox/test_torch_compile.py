@@ -347,3 +347,17 @@ def test_ops_cudas_kernels_take_in_other_dtypes_compile(engine, snippet):
     r = _compile(engine, snippet, "cuda_dtype_ops.py")
     names = {k.name for k in r.kernels}
     assert any("rrelu" in n for n in names) and any("trace" in n for n in names), names
+
+
+def test_an_int8_weight_only_model_compiles_with_cudas_matmul(engine, snippet):
+    """torchao's quantize_ makes each weight a tensor subclass in the view (it was refused: "set the
+    storage of a tensor on device cpu to a storage on cuda:0"), and the weight says cuda:0;
+    Inductor lowers each int8 matmul to `_weight_int8pack_mm`, listed outside Triton with its
+    sizes and FLOPs although no node of the graph is that op."""
+    r = _compile(engine, snippet, "int8_weight_only.py")
+    assert {k.origin["graph"] for k in r.kernels} == {"inference"}
+    assert any("silu" in k.name for k in r.kernels), [k.name for k in r.kernels]
+    calls = [c for c in r.outside if c["op"] == "aten._weight_int8pack_mm"]
+    assert [c["shapes"] for c in calls] == [[[16, 512], [1024, 512], [1024]], [[16, 1024], [512, 1024], [512]]], calls
+    assert all(c["flops"] == 2 * 16 * 512 * 1024 and c["kind"] == "ATen weight-only matmul" for c in calls), calls
+    assert calls[0]["bytes"] == 16 * 512 * 2 + 1024 * 512 + 1024 * 2 + 16 * 1024 * 2, calls[0]
