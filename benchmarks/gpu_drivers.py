@@ -25,6 +25,7 @@ import importlib.util
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -209,7 +210,8 @@ def _run_alone(path: Path) -> dict | str:
     if p.returncode != 0:           # its exception's line first (the text's tail may be a warning)
         text = p.stderr or p.stdout
         raised = [line for line in text.splitlines() if re.match(r"^\w+(\.\w+)*(Error|Exception)\b", line)]
-        return " | ".join(raised[-1:] + [text[-2000:]])
+        died = [f"exit {p.returncode}" + (f" ({signal.Signals(-p.returncode).name})" if p.returncode < 0 else "")]
+        return " | ".join(died + raised[-1:] + [text[-2000:]])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 

@@ -14,5 +14,5 @@ echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
 # TLENS_DRIVERS="fla torchao": only the drivers whose path contains one of the words
 ONLY=(); for w in ${TLENS_DRIVERS:-}; do ONLY+=(--only "$w"); done
 CUDA_VISIBLE_DEVICES= timeout 400 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
-timeout 180 $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"
+timeout ${TLENS_GPU_TIMEOUT:-300} $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --gpu "$OUT/drivers_cpu.json" 2>&1 | tee -a "$REPORT"
 ( cd "$OUT" && tar czf mismatches.tgz --remove-files drivers_cpu.json $(ls *.ptx *.ttir *.src 2>/dev/null) )

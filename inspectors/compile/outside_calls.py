@@ -52,9 +52,10 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
         name = getattr(packet, "__name__", "")
         if packet is None or name not in called:
             continue
-        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+        inputs, val = _hinted(torch.fx.node.map_arg(((node.args, node.kwargs), node.meta.get("val")),
+                                                    lambda n: n.meta.get("val")))
         seen.add(name)
-        out.append(_call(which, name, (args, kwargs), node.meta.get("val"), lines_of(node), _flops(node)))
+        out.append(_call(which, name, inputs, val, lines_of(node), _flops(node)))
     if called - seen:
         out += _lowered(graph, wrapper, called - seen, lines_of, which)[:max(0, MAX_CALLS - len(out))]
     return out
@@ -74,17 +75,37 @@ def _call(which: str, name: str, inputs, val, lines: dict, flops: int | None) ->
 
 
 def _flops(node) -> int | None:
-    """The node's FLOPs by torch.utils.flop_counter's formula; None where it has none."""
+    """The node's FLOPs by torch.utils.flop_counter's formula, on its sizes' hints; None where it
+    has none."""
     import torch
     from torch.utils.flop_counter import flop_registry
     packet = getattr(node.target, "overloadpacket", None)
     if packet not in flop_registry:
         return None
-    args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: n.meta.get("val"))
+    args, kwargs, val = _hinted(torch.fx.node.map_arg((node.args, node.kwargs, node.meta.get("val")),
+                                                      lambda n: n.meta.get("val")))
     try:
-        return int(flop_registry[packet](*args, **kwargs, out_val=node.meta.get("val")))
+        return int(flop_registry[packet](*args, **kwargs, out_val=val))
     except Exception:  # noqa: BLE001 - a formula that does not take these arguments: bytes only
         return None
+
+
+def _hinted(value):
+    """`value` with each tensor a meta tensor of its sizes' hints, each symbolic int its hint: a
+    size read here (int(), a formula's comparison) adds no guard to a dynamic graph (one did:
+    its next size compiled again)."""
+    import torch
+    try:
+        from torch.fx.experimental.symbolic_shapes import optimization_hint as hint_int    # torch 2.13
+    except ImportError:
+        from torch.fx.experimental.symbolic_shapes import hint_int                         # torch 2.11
+
+    def one(v):
+        if isinstance(v, torch.Tensor):
+            return torch.empty_strided([hint_int(d, 1) for d in v.shape], [hint_int(d, 1) for d in v.stride()],
+                                       dtype=v.dtype, device="meta")
+        return hint_int(v, -1) if isinstance(v, torch.SymInt) else v
+    return torch.utils._pytree.tree_map(one, value)
 
 
 # in Inductor's wrapper: `buf1 = empty_strided_cuda((1024, 1), (1, 1), torch.bfloat16)`,
@@ -104,7 +125,7 @@ def _lowered(graph, wrapper: str, ops: set[str], lines_of, which: str) -> list[d
     graph's inputs and the wrapper's buffers; their FLOPs a matmul's 2·M·N·K (else those of the
     nodes they compute), their lines those nodes' lines."""
     import torch
-    known = {n.name: (list(n.meta["val"].shape), n.meta["val"].dtype) for n in graph.nodes
+    known = {n.name: (list(_hinted(n.meta["val"]).shape), n.meta["val"].dtype) for n in graph.nodes
              if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor)}
     out, sources = [], []
     for line in wrapper.splitlines():

@@ -361,3 +361,17 @@ def test_an_int8_weight_only_model_compiles_with_cudas_matmul(engine, snippet):
     assert [c["shapes"] for c in calls] == [[[16, 512], [1024, 512], [1024]], [[16, 1024], [512, 1024], [512]]], calls
     assert all(c["flops"] == 2 * 16 * 512 * 1024 and c["kind"] == "ATen weight-only matmul" for c in calls), calls
     assert calls[0]["bytes"] == 16 * 512 * 2 + 1024 * 512 + 1024 * 2 + 16 * 1024 * 2, calls[0]
+
+
+def test_a_dynamic_graph_compiles_once_for_two_lengths(engine, snippet):
+    """`dynamic=True`, trained on lengths 17 and 33: one forward and one backward graph, as on the
+    GPU. The step's table read the graph's symbolic sizes with int(), which guarded them: the
+    second length compiled everything again (twice the GPU's kernels)."""
+    r = _compile(engine, snippet, "dynamic_shapes.py")
+    assert r.kernels and all(k.origin["graph"] in ("forward", "backward") for k in r.kernels)
+    labels = [(k.origin["graph"], k.label) for k in r.kernels]
+    assert len(labels) == len(set(labels)), sorted(labels)       # no kernel compiled twice
+    # the sizes are symbols the kernels take (ks0, ...), the table shows their first values
+    assert any(a.name == "ks0" for k in r.kernels for a in k.args)
+    attention = [c for c in r.outside if "attention" in c["op"]]
+    assert attention and all(17 in c["shapes"][0] for c in attention), attention
