@@ -375,3 +375,20 @@ def test_a_dynamic_graph_compiles_once_for_two_lengths(engine, snippet):
     assert any(a.name == "ks0" for k in r.kernels for a in k.args)
     attention = [c for c in r.outside if "attention" in c["op"]]
     assert attention and all(17 in c["shapes"][0] for c in attention), attention
+
+
+def test_more_torch_compile_features_compile_for_the_target(engine, snippet):
+    """A float16 GradScaler step with the fused AdamW, compiled autograd, a triton_op with its own
+    backward and vmap(grad): each the H200's kernels at b32b7b5 (benchmarks/results/gpu_drivers.txt)."""
+    scaler = _compile(engine, snippet, "grad_scaler_fp16.py")
+    assert {k.origin["graph"] for k in scaler.kernels} == {"forward", "backward"}
+    # autocast: the Linear layers' matmuls in float16 on the GPU (cuBLAS), GELU's kernel reads them
+    assert {c["dtype"] for c in scaler.outside if c["kind"] == "cuBLAS"} == {"fp16"}, scaler.outside
+    autograd = _compile(engine, snippet, "compiled_autograd.py")
+    assert [k.origin["graph"] for k in autograd.kernels].count("backward") == 6
+    op = _compile(engine, snippet, "triton_op_autograd.py")
+    scales = [k for k in op.kernels if k.name == "scale_kernel"]
+    # the user's kernel once in the forward, once in the backward (its own register_autograd)
+    assert [k.origin["graph"] for k in scales] == ["forward", "backward"], [k.origin for k in scales]
+    vmapped = _compile(engine, snippet, "vmap_grad.py")
+    assert any("tanh_backward" in k.name for k in vmapped.kernels), [k.name for k in vmapped.kernels]
