@@ -18,7 +18,9 @@ from browser import CHROMIUM, SHOTS, open_app, running_app  # noqa: E402
 FILES = {"step_block": ROOT / "assets" / "lessons" / "exercises" / "compile_block.py",
          "step_fla_chunk_gla": ROOT / "benchmarks" / "drivers" / "fla_chunk_gla.py",
          # torch.cond, while_loop and an invoke_subgraph block: the block's kernel and matmuls twice a step
-         "step_control_flow": ROOT / "tests" / "snippets" / "compiled" / "control_flow.py"}
+         "step_control_flow": ROOT / "tests" / "snippets" / "compiled" / "control_flow.py",
+         # torchao's int8 weight-only model: its matmuls CUDA's _weight_int8pack_mm, outside Triton
+         "step_int8_weight_only": ROOT / "tests" / "snippets" / "compiled" / "int8_weight_only.py"}
 
 
 def main() -> int:
