@@ -10,6 +10,7 @@ step table with an estimated time (inspectors/explain/estimate.py).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 # extern_kernels.mm(  /  torch.ops.aten._scaled_dot_product_flash_attention.default(  /  aten.bmm.default(
 _EXTERN_RE = re.compile(r"\bextern_kernels\.(\w+)\(|\btorch\.ops\.aten\.(\w+)\.\w+\(|\baten\.(\w+)\.default\(")
@@ -41,17 +42,23 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
     """The graph's nodes that run outside Triton, in graph order; then the calls of ops no node
     of the graph is (a pattern Inductor lowers to one: a bf16 matmul with an int8 weight to
     `_weight_int8pack_mm`), read from the wrapper. `lines_of(node)`: the user's lines it comes
-    from ({file: [line, ...]}); `fused`: nodes a Triton kernel computes."""
+    from ({file: [line, ...]}); `fused`: nodes a Triton kernel computes. A node a kernel names
+    among its origins is still listed where the wrapper calls its op more often than the nodes
+    left (a `_scaled_mm` whose operands' scales a Triton kernel computes: an origin of it)."""
     import torch
     called = extern_ops(wrapper)
+    times = Counter(next(g for g in m.groups() if g) for m in _EXTERN_RE.finditer(wrapper))
+    nodes = [n for n in _calls(graph) if getattr(getattr(n.target, "overloadpacket", None), "__name__", "") in called]
+    free = Counter(n.target.overloadpacket.__name__ for n in nodes if n.name not in fused)
     out, seen = [], set()
-    for node in _calls(graph):
-        if node.name in fused or len(out) >= MAX_CALLS:
-            continue
-        packet = getattr(node.target, "overloadpacket", None)
-        name = getattr(packet, "__name__", "")
-        if packet is None or name not in called:
-            continue
+    for node in nodes:
+        name = node.target.overloadpacket.__name__
+        if len(out) >= MAX_CALLS:
+            break
+        if node.name in fused:
+            if free[name] >= times[name]:
+                continue
+            free[name] += 1                     # a call of the wrapper's that no other node is
         inputs, val = _hinted(torch.fx.node.map_arg(((node.args, node.kwargs), node.meta.get("val")),
                                                     lambda n: n.meta.get("val")))
         seen.add(name)

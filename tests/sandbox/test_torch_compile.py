@@ -392,3 +392,14 @@ def test_more_torch_compile_features_compile_for_the_target(engine, snippet):
     assert [k.origin["graph"] for k in scales] == ["forward", "backward"], [k.origin for k in scales]
     vmapped = _compile(engine, snippet, "vmap_grad.py")
     assert any("tanh_backward" in k.name for k in vmapped.kernels), [k.name for k in vmapped.kernels]
+
+
+def test_float8_inference_lists_its_scaled_matmuls(engine, snippet):
+    """The activation's quantization (amax, scale, cast to float8) is a Triton kernel whose origins
+    name the `_scaled_mm` it feeds: the matmuls were left out of the calls outside Triton. Both
+    are listed, float8, with their FLOPs."""
+    r = _compile(engine, snippet, "fp8_inference.py")
+    assert any("amax" in k.name for k in r.kernels), [k.name for k in r.kernels]
+    calls = [c for c in r.outside if c["op"] == "aten._scaled_mm"]
+    assert len(calls) == 2 and all(c["dtype"] == "fp8" for c in calls), r.outside
+    assert [c["flops"] for c in calls] == [2 * 16 * 512 * 1024] * 2, calls
