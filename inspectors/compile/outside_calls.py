@@ -149,7 +149,7 @@ def _lowered(graph, wrapper: str, ops: set[str], lines_of, which: str) -> list[d
             name = a[1] or a[3]
             if name in known and known[name][1] is not None:
                 tensors.append(torch.empty(_dims(a[2]) if a[1] else known[name][0], dtype=known[name][1], device="meta"))
-        known[m[1]] = ([], tensors[0].dtype if tensors else None)     # its size: the next assert_size_stride
+        # its size: the next assert_size_stride of its buffer (none: the buffer stays unknown)
         size = next((_dims(s[2]) for s in _SIZE_RE.finditer(wrapper, wrapper.find(line)) if s[1] == m[1]), None)
         made = [torch.empty(size, dtype=tensors[0].dtype, device="meta")] if size and tensors else []
         if made:
