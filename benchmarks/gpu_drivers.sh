@@ -14,7 +14,7 @@ echo "commit: ${TLENS_COMMIT:-unknown}" > "$REPORT"
 # TLENS_DRIVERS="fla torchao": only the drivers whose path contains one of the words
 ONLY=(); for w in ${TLENS_DRIVERS:-}; do ONLY+=(--only "$w"); done
 # both halves within TLENS_BUDGET seconds (default 560: the device tool stops a call at 600 s, and then
-# nothing comes back; a hf_zoo run did that): the GPU side gets what the CPU side left
+# nothing comes back; a six-model hf_zoo run did that): the GPU side gets what the CPU side left
 BUDGET=${TLENS_BUDGET:-560}
 CUDA_VISIBLE_DEVICES= timeout $((BUDGET * 2 / 3)) $PY benchmarks/gpu_drivers.py "${ONLY[@]}" --cpu "$OUT/drivers_cpu.json" 2>&1 | tail -30 | tee -a "$REPORT"
 LEFT=$((BUDGET - SECONDS))

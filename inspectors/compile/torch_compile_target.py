@@ -52,7 +52,7 @@ from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, launch_call, outside_calls
 from inspectors.read.inductor import kernel_calls, parse_wrapper
-from inspectors.target import attention, cuda_dtypes, inductor_choices, inductor_device
+from inspectors.target import attention, cuda_dtypes, fused_ops, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -130,7 +130,6 @@ class CompiledOnTarget:
         self._workloads: dict = {}          # its kernels' bytes, FLOPs and sizes, by name (launch_call.of_inductor)
         self.outside: list[dict] = []       # what the graphs run outside Triton (outside_calls.of_graph)
 
-    # ---------------------------------------------------------------- entering, leaving
     def _set(self, obj, name, value):
         had = name in vars(obj) if isinstance(obj, type) else hasattr(obj, name)
         old = vars(obj)[name] if isinstance(obj, type) and had else getattr(obj, name, None)
@@ -189,6 +188,7 @@ class CompiledOnTarget:
         if self.view is not None:                 # a tensor's device, read by the traced code: the target's
             inductor_choices.install_tracing(self._set)
             cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
+            fused_ops.install_tracing(self._set, self._undo)    # _fused_rms_norm kept whole, as on CUDA
             attention.traced_with_dropout(self._set, self.view.device.major)
 
     def _patch_inductor(self):
@@ -273,7 +273,6 @@ class CompiledOnTarget:
         self._set(select_algorithm.AlgorithmSelectorCache, "log_results", staticmethod(lambda *a, **k: None))
         self._set(th.CachingAutotuner, "run", lambda autotuner, *args, **kwargs: None)
 
-    # ---------------------------------------------------------------- torch.compile
     def compile(self, model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
                 options=None, disable=False, **rest):
         if model is None:

@@ -17,6 +17,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
     library_ops       a library's own ops in the view: custom ops' kernels, ATen CUDA registrations.
     cuda_dtypes       ops whose CUDA kernel takes dtypes the CPU's refuses (histc on integers),
                       answered as CUDA's: eager, while traced, and in the CPU graph that runs.
+    fused_ops         ops a CUDA build keeps whole where the CPU's decomposes them (F.rms_norm's
+                      _fused_rms_norm), traced as CUDA's: forward, backward and their kernels' names.
     autocast          torch.autocast("cuda") casting the view's tensors by CUDA autocast's policy.
     attention         attention as the GPU picks it: SDPA's flash / memory-efficient kernel in a
                       compiled graph, FlexAttention's options and strides.

@@ -97,8 +97,24 @@ def test_an_aotinductor_package_compiles_its_triton_kernels(engine, snippet):
     r = _compile(engine, snippet, "aoti_package.py")
     names = [k.name for k in r.kernels]
     assert {k.origin["graph"] for k in r.kernels} == {"inference"}, names
-    assert any("rsqrt" in n for n in names) and any("silu" in n for n in names), names
+    # nn.RMSNorm is aten._fused_rms_norm on a CUDA build, kept whole by autograd (fused_ops.py)
+    assert any("_fused_rms_norm" in n for n in names) and any("silu" in n for n in names), names
     assert all("ptx" in k.stages for k in r.kernels)
+
+
+def test_torch_rms_norm_is_traced_as_cuda_fuses_it(engine, snippet):
+    """nn.RMSNorm: a CUDA build runs aten._fused_rms_norm whole and its backward as
+    _fused_rms_norm_backward; the CPU's decomposes it first (pow, mean, rsqrt), so the kernels were
+    fused and named otherwise. The names below are the H200's (torch 2.11, docs/09)."""
+    r = _compile(engine, snippet, "rms_norm_train.py")
+    by_graph = {}
+    for k in r.kernels:
+        by_graph.setdefault(k.origin["graph"], []).append(k.name)
+    assert by_graph == {"inference": ["triton_per_fused__fused_rms_norm_0"],
+                        "forward": ["triton_per_fused__fused_rms_norm_0"],
+                        "backward": ["triton_per_fused__fused_rms_norm__fused_rms_norm_backward_0",
+                                     "triton_per_fused__fused_rms_norm__fused_rms_norm_backward_add_1"]}, by_graph
+    assert all(k.origin["aten_ops"] == ["aten._fused_rms_norm"] for k in r.kernels if k.origin["graph"] != "backward")
 
 
 def test_float8_training_built_on_meta(engine, snippet):
