@@ -6,8 +6,8 @@ While `CompiledOnTarget(view)` is entered, `torch.compile` (the decorator, the c
 
 1. runs Dynamo and AOTAutograd as on any machine: the code is traced on the real tensors
    (CPU memory behind the target view), forward and, at `loss.backward()`, backward graphs;
-2. gives each graph to Inductor for the target: the graph's devices become `cuda:0`, its
-   inputs PyTorch's own fake tensors on that device (`FakeTensorMode`: shapes, strides and
+2. gives each graph to Inductor for the target (inspectors/target/graph_on_target.py): the
+   graph's devices become `cuda:0`, its inputs PyTorch's own fake tensors on that device (`FakeTensorMode`: shapes, strides and
    dtypes, no memory), and Inductor's real lowering, scheduler and Triton codegen run with the
    target's properties (SM count, shared memory: the view's answers);
 3. records each kernel Inductor defines, every candidate config of it, as a Launch
@@ -44,7 +44,6 @@ Inductor's fake-tensor passes open one for many ops.
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 import re
 from pathlib import Path
@@ -52,7 +51,7 @@ from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, launch_call, outside_calls
 from inspectors.read.inductor import kernel_calls, parse_wrapper
-from inspectors.target import attention, cuda_dtypes, fused_ops, inductor_choices, inductor_device
+from inspectors.target import attention, cuda_dtypes, fused_ops, graph_on_target, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -125,6 +124,7 @@ class CompiledOnTarget:
         self._undo: list = []
         self._graphs = 0
         self._by_seq: dict = {}
+        self._on_cpu: dict = {}             # a graph's values left on the CPU: id(fw_metadata) -> (it, names)
         self.guard_missing = ""
         self._recorded_now: list = []       # the launches of the graph Inductor is compiling
         self._workloads: dict = {}          # its kernels' bytes, FLOPs and sizes, by name (launch_call.of_inductor)
@@ -330,13 +330,15 @@ class CompiledOnTarget:
         try:
             # a backward graph is compiled from the autograd engine, inside the view: left here
             with self.view.plain() if self.view is not None else contextlib.nullcontext():
-                target_gm, fakes = _on_target(gm, example_inputs, self.view)
                 # a context of its own (the graph's fakes are the target's), with AOTAutograd's
                 # metadata of this graph: a backward's donated buffers (saved activations it may
                 # overwrite in place, as the GPU's backward does: in_out_ptr arguments)
                 outer = torch._guards.TracingContext.try_get()
+                meta = getattr(outer, "fw_metadata", None)       # one for a forward and its backward
+                on_cpu = self._on_cpu.setdefault(id(meta), (meta, set()))[1] if meta is not None else set()
+                target_gm, fakes = graph_on_target.on_target(gm, example_inputs, self.view, on_cpu)
                 context = torch._guards.TracingContext(getattr(outer, "fake_mode", None))
-                context.fw_metadata = getattr(outer, "fw_metadata", None)
+                context.fw_metadata = meta
                 with torch._guards.tracing(context):
                     try:
                         out = compile_fx_inner(target_gm, fakes, **kwargs)
@@ -398,52 +400,3 @@ def record_configs(autotuner, record, workload: dict | None = None) -> None:
             call["grid"] = grid
         record(Launch(autotuner.fn, dict(meta["signature"]), constants, dict(meta["configs"][0]),
                       dict(options), label=label, call=call))
-
-
-def _subgraphs_on(module, device, mode) -> None:
-    """A higher-order op's subgraphs (flex_attention's mask_mod and score_mod, a scan's combine,
-    cond's branches) as copies on `device` too: their placeholders' values are checked against
-    the arguments the op passes them (Inductor's FakeTensorUpdater)."""
-    import torch
-    for name, child in list(module.named_children()):
-        if isinstance(child, torch.fx.GraphModule):
-            graph = copy.deepcopy(child.graph)
-            inductor_choices.devices_on(graph, device)
-            inductor_choices.values_on(graph, device, mode)
-            moved = torch.fx.GraphModule(child, graph)
-            _subgraphs_on(moved, device, mode)
-            setattr(module, name, moved)
-
-
-def _on_target(gm, example_inputs, view=None):
-    """A copy of the graph whose devices are `cuda:0`, and fake tensors on that device of the
-    inputs' shapes, strides and dtypes (node values propagated again: Inductor reads them); its
-    attention the GPU's (traced in `view`: inspectors/target/attention.py)."""
-    import torch
-    from torch._guards import detect_fake_mode
-    from torch._subclasses.fake_tensor import FakeTensorMode
-    cuda = torch.device("cuda", 0)
-    graph = copy.deepcopy(gm.graph)
-    inductor_choices.devices_on(graph, cuda)
-    target_gm = torch.fx.GraphModule(gm, graph)
-    # AOTAutograd's own fake mode where it has one (its shape environment: dynamic shapes)
-    mode = detect_fake_mode(example_inputs) or FakeTensorMode(allow_non_fake_inputs=True)
-    fakes = []
-    with mode:
-        for t in example_inputs:
-            if isinstance(t, torch.Tensor):
-                fake = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=cuda)
-                fakes.append(fake.requires_grad_(False))
-            else:
-                fakes.append(t)
-    # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
-    # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
-    inductor_choices.values_on(target_gm.graph, cuda, mode)
-    _subgraphs_on(target_gm, cuda, mode)
-    for node, fake in zip((n for n in target_gm.graph.nodes if n.op == "placeholder"), fakes):
-        node.meta["val"] = fake
-    if view is not None:
-        attention.as_on_gpu(target_gm, fakes, view.target.backend, view.device.major)
-    with torch.no_grad(), contextlib.suppress(RuntimeError):
-        attention.propagate(target_gm, mode, fakes)
-    return target_gm, fakes

@@ -24,6 +24,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
                       compiled graph, FlexAttention's options and strides.
     inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
                       the device index swaps of Dynamo's and Inductor's device guards.
+    graph_on_target   a graph AOTAutograd traced on CPU tensors made the target's for Inductor: devices,
+                      input fakes (Dynamo's float scalars left on the CPU, as a GPU's are), attention.
     inductor_choices  Inductor's decompositions and joint-graph passes decided as on the target.
     cuda_guard        a CUDA device guard built for a CPU-only torch (Inductor's fake tensors).
 

@@ -117,6 +117,16 @@ def test_torch_rms_norm_is_traced_as_cuda_fuses_it(engine, snippet):
     assert all(k.origin["aten_ops"] == ["aten._fused_rms_norm"] for k in r.kernels if k.origin["graph"] != "backward")
 
 
+def test_a_python_float_dynamo_lifts_is_a_scalar_argument(engine, snippet):
+    """Dynamo's unspecialized float is a CPU tensor on a GPU too: Inductor passes it to the kernel
+    by value, and the forward saves its float32 conversion for the backward as a CPU scalar. Put on
+    the target, it was a pointer and a kernel of its own converted it (triton_poi_fused_0)."""
+    r = _compile(engine, snippet, "float_scalar.py")
+    assert not any(a.type == "*fp64" for k in r.kernels for a in k.args), [k.name for k in r.kernels]
+    by_value = {k.origin["graph"] for k in r.kernels for a in k.args if a.type == "fp32"}
+    assert by_value == {"forward", "backward"}, [(k.name, [a.type for a in k.args]) for k in r.kernels]
+
+
 def test_float8_training_built_on_meta(engine, snippet):
     """torchao's float8 training as torchtitan sets it up (meta device, to_empty on the GPU,
     convert_to_float8_training, compiled): the casts and scales fused into the forward and the
