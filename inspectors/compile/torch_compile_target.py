@@ -7,8 +7,8 @@ While `CompiledOnTarget(view)` is entered, `torch.compile` (the decorator, the c
 1. runs Dynamo and AOTAutograd as on any machine: the code is traced on the real tensors
    (CPU memory behind the target view), forward and, at `loss.backward()`, backward graphs;
 2. gives each graph to Inductor for the target (inspectors/target/graph_on_target.py): the
-   graph's devices become `cuda:0`, its inputs PyTorch's own fake tensors on that device (`FakeTensorMode`: shapes, strides and
-   dtypes, no memory), and Inductor's real lowering, scheduler and Triton codegen run with the
+   graph's devices become `cuda:0`, its inputs PyTorch's own fake tensors on that device
+   (`FakeTensorMode`: shapes, strides and dtypes, no memory), and Inductor's real lowering, scheduler and Triton codegen run with the
    target's properties (SM count, shared memory: the view's answers);
 3. records each kernel Inductor defines, every candidate config of it, as a Launch
    (the signature, constants, divisibility facts and options Inductor passes to
@@ -189,7 +189,7 @@ class CompiledOnTarget:
             inductor_choices.install_tracing(self._set)
             cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
             fused_ops.install_tracing(self._set, self._undo)    # _fused_rms_norm kept whole, as on CUDA
-            attention.traced_with_dropout(self._set, self.view.device.major)
+            attention.traced_as_on_gpu(self._set, self.view.device.major)
 
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""

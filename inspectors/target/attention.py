@@ -17,9 +17,14 @@ as the memory-efficient kernel returns it, an attention mask expanded to the att
 the GPU's bias). Left as traced, and said by the caller's docs: a mask whose strides the GPU
 pads first, heads of different sizes, grouped query attention the flash kernel cannot take (the
 GPU's math path copies k and v per query head), an AMD target or an NVIDIA one before sm_80.
+
+A mask whose last dimension is not contiguous (Hugging Face's expanded bidirectional masks) the
+GPU's fused kernels refuse, the CPU's take: such an attention is traced on the math path, the
+GPU's (`traced_as_on_gpu` installs both).
 """
 from __future__ import annotations
 
+import contextlib
 import operator
 
 
@@ -162,25 +167,32 @@ def _valued(node) -> None:
                 user.meta["original_aten"] = node.target
 
 
-def traced_with_dropout(set_, major: int) -> None:
-    """Attention with dropout, traced as the GPU's: the CPU takes its math path for it (softmax,
-    dropout and two matmuls: kernels of Inductor's), the GPU its flash or memory-efficient kernel,
-    which take the dropout themselves. While AOTAutograd traces (Python dispatcher on, fake
-    tensors), such an attention is the CPU's flash node with its dropout, which `as_on_gpu` makes
-    the GPU's; `without_dropout` makes the graph that runs on the CPU one its kernel can run.
-    `set_(obj, name, value)` records the undo."""
+def traced_as_on_gpu(set_, major: int) -> None:
+    """scaled_dot_product_attention traced on the path the GPU takes where the CPU's differs
+    (Python dispatcher on, fake tensors). With dropout the CPU takes its math path (softmax, dropout
+    and two matmuls: kernels of Inductor's), the GPU its flash or memory-efficient kernel, which
+    take the dropout themselves: traced as the CPU's flash node with its dropout, which `as_on_gpu`
+    makes the GPU's (`without_dropout` makes the graph that runs on the CPU one its kernel can
+    run). With a mask whose last stride is not 1 the CPU takes its flash kernel, the GPU its math
+    path: traced on the math path. `set_(obj, name, value)` records the undo."""
     import torch
     from torch._C import DispatchKey
     from torch._subclasses.fake_tensor import is_fake
+    from torch.nn.attention import SDPBackend
     op = torch.ops.aten.scaled_dot_product_attention.default
     composite = DispatchKey.CompositeImplicitAutograd
 
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         as_gpu = (dropout_p > 0 and not enable_gqa and is_fake(query)
                   and _choice(query, key, value, is_causal, major, attn_mask) is not None)
+        # a mask whose last dimension is not contiguous (an expanded one: Hugging Face's bidirectional
+        # masks): the CPU's kernels take it, the GPU's fused ones do not (sdp_utils.cpp,
+        # check_last_dim_stride_equals_1_dense): the GPU's math path, the CPU's C++ entry made to take it
+        math = is_fake(query) and attn_mask is not None and attn_mask.stride(-1) != 1
         if not as_gpu:
-            return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
-                             enable_gqa=enable_gqa)
+            with torch.nn.attention.sdpa_kernel([SDPBackend.MATH]) if math else contextlib.nullcontext():
+                return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
+                                 enable_gqa=enable_gqa)
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
             attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
                                                                         device=attn_mask.device))

@@ -127,6 +127,18 @@ def test_a_python_float_dynamo_lifts_is_a_scalar_argument(engine, snippet):
     assert by_value == {"forward", "backward"}, [(k.name, [a.type for a in k.args]) for k in r.kernels]
 
 
+def test_attention_with_an_expanded_mask_takes_the_gpus_math_path(engine, snippet):
+    """A mask of last stride 0 (Hugging Face's bidirectional masks): the GPU's fused attention
+    kernels refuse it, so its graph has SDPA's math path, the softmax a Triton kernel in the forward
+    and the backward and the two products bmm calls. The CPU's flash kernel takes such a mask: traced
+    as it, the step had no softmax kernel and one attention call outside Triton."""
+    r = _compile(engine, snippet, "expanded_mask_attention.py")
+    softmax = {k.origin["graph"] for k in r.kernels if "_safe_softmax" in k.name or "_softmax_backward" in k.name}
+    assert softmax == {"forward", "backward"}, [k.name for k in r.kernels]
+    assert not [c for c in r.outside if "attention" in c["op"]], r.outside
+    assert sum(c["op"] == "aten.bmm" for c in r.outside) == 6, r.outside
+
+
 def test_float8_training_built_on_meta(engine, snippet):
     """torchao's float8 training as torchtitan sets it up (meta device, to_empty on the GPU,
     convert_to_float8_training, compiled): the casts and scales fused into the forward and the
