@@ -8,8 +8,9 @@ While `CompiledOnTarget(view)` is entered, `torch.compile` (the decorator, the c
    (CPU memory behind the target view), forward and, at `loss.backward()`, backward graphs;
 2. gives each graph to Inductor for the target (inspectors/target/graph_on_target.py): the
    graph's devices become `cuda:0`, its inputs PyTorch's own fake tensors on that device
-   (`FakeTensorMode`: shapes, strides and dtypes, no memory), and Inductor's real lowering, scheduler and Triton codegen run with the
-   target's properties (SM count, shared memory: the view's answers);
+   (`FakeTensorMode`: shapes, strides and dtypes, no memory), and Inductor's real lowering,
+   scheduler and Triton codegen run with the target's properties (SM count, shared memory: the
+   view's answers);
 3. records each kernel Inductor defines, every candidate config of it, as a Launch
    (the signature, constants, divisibility facts and options Inductor passes to
    `triton.compile`), with its origin: the kernel's name, its graph, the FX nodes and ATen ops

@@ -1,8 +1,8 @@
 """Two Hugging Face models' training steps: GPT-2 (causal SDPA) and T5 (encoder-decoder, relative
-position bias, eager attention). Small configs, one step each with AdamW, under
-torch.compile (transformers 4.57.6): models this project had not tried, compared with the GPU's
-own compile (benchmarks/gpu_drivers.py: one file of benchmarks/drivers/hf_zoo/, two of its six
-models, fits one call of the device tool)."""
+position bias, eager attention). Small configs, one step each with AdamW, under torch.compile
+(transformers 4.57.6 here, the GPU machine's own 5.17.0 in its runs): models this project had not
+tried, compared with the GPU's own compile (benchmarks/gpu_drivers.py: one file of
+benchmarks/drivers/hf_zoo/, two of its six models, fits one call of the device tool)."""
 import torch
 import transformers as T
 
