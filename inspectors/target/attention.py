@@ -18,9 +18,11 @@ the GPU's bias). Left as traced, and said by the caller's docs: a mask whose str
 pads first, heads of different sizes, grouped query attention the flash kernel cannot take (the
 GPU's math path copies k and v per query head), an AMD target or an NVIDIA one before sm_80.
 
-A mask whose last dimension is not contiguous (Hugging Face's expanded bidirectional masks) the
-GPU's fused kernels refuse, the CPU's take: such an attention is traced on the math path, the
-GPU's (`traced_as_on_gpu` installs both).
+An attention with dropout is traced as the GPU's op itself (`_gpu_attention`): the forward saves
+its philox seed and offset for the backward, as on a GPU, and the CPU graph that runs has the CPU's
+flash kernel in its place (`without_dropout`). A mask whose last dimension is not contiguous
+(Hugging Face's expanded bidirectional masks) the GPU's fused kernels refuse, the CPU's take: such
+an attention is traced on the math path, the GPU's (`traced_as_on_gpu` installs both).
 """
 from __future__ import annotations
 
@@ -171,9 +173,8 @@ def traced_as_on_gpu(set_, major: int) -> None:
     """scaled_dot_product_attention traced on the path the GPU takes where the CPU's differs
     (Python dispatcher on, fake tensors). With dropout the CPU takes its math path (softmax, dropout
     and two matmuls: kernels of Inductor's), the GPU its flash or memory-efficient kernel, which
-    take the dropout themselves: traced as the CPU's flash node with its dropout, which `as_on_gpu`
-    makes the GPU's (`without_dropout` makes the graph that runs on the CPU one its kernel can
-    run). With a mask whose last stride is not 1 the CPU takes its flash kernel, the GPU its math
+    take the dropout themselves: traced as the GPU's op (`_gpu_attention`; `without_dropout` makes
+    the graph that runs on the CPU one the CPU's flash kernel can run). With a mask whose last stride is not 1 the CPU takes its flash kernel, the GPU its math
     path: traced on the math path. `set_(obj, name, value)` records the undo."""
     import torch
     from torch._C import DispatchKey
@@ -196,19 +197,76 @@ def traced_as_on_gpu(set_, major: int) -> None:
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
             attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
                                                                         device=attn_mask.device))
-        return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
-            query, key, value, dropout_p, is_causal, attn_mask=attn_mask, scale=scale)[0]
+        return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, major)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
 
 
+def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int):
+    """An attention with dropout traced as the GPU's C++ entry runs it: its flash or
+    memory-efficient op (their meta functions and autograd formulas serve fake CPU tensors; a mask
+    the memory-efficient kernel's bias, expanded to the attention's shape), whose philox seed and
+    offset the forward saves for the backward, as AOTAutograd's partitioner sees on a GPU (GPT-2's
+    dropout: 4 saved tensors more, and Inductor's memory-planned order of the backward's kernels
+    with them)."""
+    import torch
+    aten = torch.ops.aten
+    if _choice(query, key, value, is_causal, major, mask) == "flash":
+        scale = query.shape[-1] ** -0.5 if scale is None else scale     # the C++ entry passes it computed
+        return aten._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal, False,
+                                                        scale=scale)[0]
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    bias = None if mask is None else mask.expand(*query.shape[:-1], key.shape[-2])
+    return aten._scaled_dot_product_efficient_attention(query, key, value, bias, grad, dropout_p, is_causal,
+                                                        scale=scale)[0]
+
+
+def _cpu_flash(q, k, v, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
+    """The GPU's flash forward as the CPU graph runs it (dropout off): its 9 outputs."""
+    import torch
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, scale=scale)
+    state = torch.zeros(2, dtype=torch.int64)
+    return out, lse, None, None, q.shape[-2], k.shape[-2], state, state[0], torch.empty(0, dtype=q.dtype)
+
+
+def _cpu_flash_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dropout_p, is_causal, seed, offset,
+                        *, scale=None):
+    import torch
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        grad, q, k, v, out, lse, 0.0, is_causal, scale=scale)
+
+
+def _cpu_efficient(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):
+    import torch
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,
+                                                                         scale=scale)
+    state = torch.zeros((), dtype=torch.int64)
+    return out, lse, state, state
+
+
+def _cpu_efficient_backward(grad, q, k, v, bias, out, lse, seed, offset, dropout_p, grad_input_mask,
+                            is_causal=False, *, scale=None):
+    import torch
+    return (*torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        grad, q, k, v, out, lse, 0.0, is_causal, attn_mask=bias, scale=scale), None)
+
+
 def without_dropout(gm) -> None:
     """The CPU graph that runs: its flash attention nodes (forward, backward) without dropout,
-    which the CPU's kernel refuses (the values differ from a GPU's by the dropped elements)."""
+    which the CPU's kernel refuses (the values differ from a GPU's by the dropped elements), and
+    the GPU's attention ops traced for dropout (`_gpu_attention`) as the CPU's flash kernel."""
     import torch
     aten = torch.ops.aten
     changed = False
+    stand_ins = {aten._scaled_dot_product_flash_attention.default: _cpu_flash,
+                 aten._scaled_dot_product_flash_attention_backward.default: _cpu_flash_backward,
+                 aten._scaled_dot_product_efficient_attention.default: _cpu_efficient,
+                 aten._scaled_dot_product_efficient_attention_backward.default: _cpu_efficient_backward}
     for node in gm.graph.nodes:
+        if node.target in stand_ins:
+            node.target = stand_ins[node.target]
+            changed = True
+            continue
         if node.target is aten._scaled_dot_product_flash_attention_for_cpu.default and len(node.args) > 3:
             at = 3
         elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
