@@ -5,9 +5,10 @@ kernel and a CompositeImplicitAutograd one, the CPU's (native_functions.yaml; th
 there, 2.11 to 2.13). So on a GPU autograd keeps it whole: AOTAutograd's graph has
 `_fused_rms_norm`, its backward (grad mode off, derivatives.yaml) `_fused_rms_norm_backward`, and
 Inductor, decomposing both, names the kernels after them: `triton_per_fused__fused_rms_norm_0`,
-`..._fused_rms_norm__fused_rms_norm_backward_1` (an H200, torch 2.11: docs/09). On the CPU the
-op decomposes before tracing sees it: pow, mean, rsqrt, and a backward of mul and sum, fused and
-named otherwise (`triton_per_fused_add_mean_mul_pow_rsqrt_0`).
+`..._fused_rms_norm__fused_rms_norm_backward_1` (an H200, torch 2.11:
+benchmarks/results/gpu_drivers.txt). On the CPU the op decomposes before tracing sees it: pow,
+mean, rsqrt, and a backward of mul and sum, fused and named otherwise
+(`triton_per_fused_add_mean_mul_pow_rsqrt_0`).
 
 While torch.compile traces in the view (`install_tracing`), the op goes through autograd as it
 does on the GPU: an autograd kernel for the CPU's key whose backward is CUDA's formula, and the

@@ -105,7 +105,8 @@ def test_an_aotinductor_package_compiles_its_triton_kernels(engine, snippet):
 def test_torch_rms_norm_is_traced_as_cuda_fuses_it(engine, snippet):
     """nn.RMSNorm: a CUDA build runs aten._fused_rms_norm whole and its backward as
     _fused_rms_norm_backward; the CPU's decomposes it first (pow, mean, rsqrt), so the kernels were
-    fused and named otherwise. The names below are the H200's (torch 2.11, docs/09)."""
+    fused and named otherwise. The names below are the H200's (torch 2.11,
+    benchmarks/results/gpu_drivers.txt)."""
     r = _compile(engine, snippet, "rms_norm_train.py")
     by_graph = {}
     for k in r.kernels:
