@@ -326,6 +326,7 @@ def test_gpu_a_steps_kernels_are_timed_by_name_in_a_benchmark_worker():
     assert all(t > 0 for t in got["times"]["add_kernel"])
 
 
+@pytest.mark.workers
 def test_measuring_a_step_without_a_gpu_is_an_error_not_a_crash():
     if _has_gpu():
         pytest.skip("a machine without a GPU's answer")
