@@ -20,7 +20,9 @@ FILES = {"step_block": ROOT / "assets" / "lessons" / "exercises" / "compile_bloc
          # torch.cond, while_loop and an invoke_subgraph block: the block's kernel and matmuls twice a step
          "step_control_flow": ROOT / "tests" / "snippets" / "compiled" / "control_flow.py",
          # torchao's int8 weight-only model: its matmuls CUDA's _weight_int8pack_mm, outside Triton
-         "step_int8_weight_only": ROOT / "tests" / "snippets" / "compiled" / "int8_weight_only.py"}
+         "step_int8_weight_only": ROOT / "tests" / "snippets" / "compiled" / "int8_weight_only.py",
+         # nn.RMSNorm as a CUDA build traces it: its kernels named after _fused_rms_norm
+         "step_rms_norm": ROOT / "tests" / "snippets" / "compiled" / "rms_norm_train.py"}
 
 
 def main() -> int:
