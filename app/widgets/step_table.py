@@ -95,12 +95,12 @@ def table_rows(found: list) -> list[dict]:
     share = step.shares(found)
     rows = [{"#": r.launch or None, "graph": r.graph, "kernel": r.kernel, "est. µs": r.estimate_us,
              "measured µs": r.measured_us,
-             # text: Streamlit draws an empty number cell as "None" (an alternative's share, a dot-less GFLOP)
-             "% of step": "not counted" if r.alternative else "" if s is None else f"{100 * s:.1f}",
+             # numbers, so that a click on the header sorts them; an empty cell is drawn blank (placeholder)
+             "% of step": None if r.alternative or s is None else round(100 * s, 1),
              "calls": r.calls, "bound": r.bound,
              "grid": step.grid_text(r.grid), "warps": r.warps, "stages": r.stages, "regs": r.registers,
              "MB": None if r.bytes is None else round(r.bytes / 1e6, 3),
-             "GFLOP": f"{r.flops / 1e9:.3g}" if r.flops else "",
+             "GFLOP": float(f"{r.flops / 1e9:.3g}") if r.flops else None,
              "lines": ", ".join(map(str, r.lines)), "fuses (ATen)": ", ".join(r.aten_ops), "config": r.config,
              "stopped at": r.failed, "how (estimate)": r.how + (" · an autotune alternative: not counted in the step"
                                                                  if r.alternative else "")}
@@ -146,7 +146,8 @@ def render(result: CompileResult, filename: str, source: str = "", files: dict |
         data = _lit(rows, lit)
         event = st.dataframe(data, hide_index=True, width="stretch", height=min(38 + 35 * len(found), 320),
                              on_select="rerun", selection_mode="single-row", key=keys.STEP_TABLE,
-                             column_config=_COLUMNS)
+                             column_config=_COLUMNS,
+                             placeholder="")     # a call outside Triton has no #, warps or registers: blank, not "None"
         if lit:
             st.caption(f"Line {line} of {filename} (clicked in Your model) is computed by the lit rows: "
                        + lit_text(found, lit))
@@ -167,12 +168,12 @@ def render(result: CompileResult, filename: str, source: str = "", files: dict |
 _COLUMNS = {
     "MB": st.column_config.NumberColumn("MB", help="bytes it reads and writes in global memory, each once "
                                         "(L2 reuse assumed): Inductor's count, or the tensors it loads and stores"),
-    "GFLOP": st.column_config.TextColumn("GFLOP", help="its dots' FLOPs: 2·M·N·K of each tt.dot, times its "
+    "GFLOP": st.column_config.NumberColumn("GFLOP", help="its dots' FLOPs: 2·M·N·K of each tt.dot, times its "
                                            "loops' trip counts and the grid"),
     "est. µs": st.column_config.NumberColumn("est. µs", format="%.1f", help="one call's time on the chosen GPU, "
                                              "estimated without one: hover a row's 'how' for the figures"),
-    "% of step": st.column_config.TextColumn("% of step", help="its calls' share of the "
-                                               "step's estimated time (autotune alternatives not counted)"),
+    "% of step": st.column_config.NumberColumn("% of step", format="%.1f", help="its calls' share of the "
+                                               "step's estimated time (an autotune alternative's is blank: not counted)"),
     "bound": st.column_config.TextColumn("bound", help="the estimate's largest term: memory (bytes ÷ bandwidth), "
                                          "dots (FLOPs ÷ peak), issue (SASS instructions ÷ 4 a clock an SM), latency "
                                          "(waits on loads × rounds of programs), launch (the floor)"),
