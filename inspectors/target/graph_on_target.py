@@ -12,7 +12,9 @@ value, and what the forward computes from it alone (its float32 conversion) stay
 saved for the backward as one. Put on `cuda:0`, it would be a pointer, with a kernel of its own
 converting it (Gemma 2's attention scaling on an H200: benchmarks/results/gpu_drivers.txt). So
 those inputs stay on the CPU, and a backward's input saved by a forward as a CPU value too: the
-forward's saved values are the backward's placeholders of the same names (`on_cpu`).
+forward's saved values are the backward's placeholders of the same names (`on_cpu`). A tensor the
+code makes on the CPU inside the step and moves to the GPU (`torch.tensor(32).to(x.device)`)
+stays on the CPU up to its copy (inductor_choices.cpu_born): a GPU's copy is a kernel of its own.
 """
 from __future__ import annotations
 
@@ -55,6 +57,7 @@ def on_target(gm, example_inputs, view=None, on_cpu: set | None = None):
     on_cpu = set() if on_cpu is None else on_cpu
     cuda = torch.device("cuda", 0)
     graph = copy.deepcopy(gm.graph)
+    stay = inductor_choices.cpu_born(graph)          # a CPU constant moved to the GPU: made on the CPU
     inductor_choices.devices_on(graph, cuda)
     target_gm = torch.fx.GraphModule(gm, graph)
     placeholders = [n for n in target_gm.graph.nodes if n.op == "placeholder"]
@@ -71,7 +74,7 @@ def on_target(gm, example_inputs, view=None, on_cpu: set | None = None):
                 fakes.append(t)
     # each node's value as AOTAutograd traced it, moved to the target; then propagated again where
     # the ops allow (some need a CUDA device guard a CPU-only build has not: their traced values stay)
-    inductor_choices.values_on(target_gm.graph, cuda, mode)
+    inductor_choices.values_on(target_gm.graph, cuda, mode, stay=stay)
     _subgraphs_on(target_gm, cuda, mode)
     for node, fake in zip(placeholders, fakes):
         node.meta["val"] = fake

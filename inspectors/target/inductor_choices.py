@@ -47,13 +47,36 @@ def devices_on(graph, device) -> None:
         node.kwargs = {k: on_device(v, device) for k, v in node.kwargs.items()}
 
 
-def values_on(graph, device, mode, originals: dict | None = None) -> dict:
+def cpu_born(graph) -> set[str]:
+    """The nodes a graph computes on the CPU on a GPU too: a tensor the traced code made without
+    a device (`torch.tensor(32)`, from no input of the graph) up to its copy to the GPU (a
+    `prims.device_put`: install_tracing's run_node makes the copy that a trace on the CPU would
+    not have). Each such copy is named as the GPU's trace names it (`_to_copy`, which decomposes to
+    it): Inductor names its kernel after it. Moved to `cuda:0`, the copy would be a no-op."""
+    import torch
+    born: set[str] = set()
+    for node in graph.nodes:
+        if node.target is torch.ops.prims.device_put.default:
+            seen, stack = {}, [node.args[0]]
+            while stack:
+                n = stack.pop()
+                if n.name not in seen:
+                    seen[n.name] = n
+                    stack.extend(n.all_input_nodes)
+            if all(n.op != "placeholder" for n in seen.values()):
+                born |= seen.keys()
+                node.meta["original_aten"] = torch.ops.aten._to_copy.default
+    return born
+
+
+def values_on(graph, device, mode, originals: dict | None = None, stay: set[str] = frozenset()) -> dict:
     """Each node's value (fake tensors, in `mode`) on `device`, its shape, strides and dtype kept,
     a view a view of its base's copy; also the values Dynamo saw a higher-order op called with
     (`eager_input_vals`: an invoke_subgraph's subgraph is lowered on them). Returns what it made,
     {id(copy): (copy, value)}: handed back as `originals`, the way back gives each moved value
     itself again, not a copy (AOTAutograd donates to a backward only the saved tensors that share
-    no memory with the inputs it traced with: the GPU's backward overwrites those in place)."""
+    no memory with the inputs it traced with: the GPU's backward overwrites those in place).
+    `stay`: the names of nodes whose values stay where they are (cpu_born)."""
     import torch
     from torch.utils import _pytree as pytree
     originals, copies = originals or {}, {}
@@ -74,6 +97,8 @@ def values_on(graph, device, mode, originals: dict | None = None) -> dict:
             copies[id(t)] = (t, made)      # t kept: its id is not another's while the graph is walked
         return copies[id(t)][1]
     for node in graph.nodes:
+        if node.name in stay:
+            continue
         for key in ("val", "eager_input_vals"):
             if key in node.meta:
                 node.meta[key] = pytree.tree_map(one, node.meta[key])
@@ -93,7 +118,7 @@ def joint_passes_on_target(real_passes):
         if mode is None:
             return real_passes(graph, input_device, *args, **kwargs)
         devices_on(graph.graph, cpu)
-        moved = values_on(graph.graph, cuda, mode)
+        moved = values_on(graph.graph, cuda, mode, stay=cpu_born(graph.graph))
         try:
             return real_passes(graph, cuda, *args, **kwargs)
         finally:
@@ -144,6 +169,45 @@ def _on_target(fn):
     return decomposed
 
 
+_CPU_BORN = "tlens_cpu_born"
+# torch's factory functions: called without a device in the traced code, their tensor is the CPU's on a GPU too
+_FACTORIES = ("tensor", "as_tensor", "scalar_tensor", "arange", "zeros", "ones", "full", "empty", "rand", "randn",
+              "randint", "linspace", "eye")
+
+
+def _to_target(device) -> bool:
+    """Whether `device` (an argument of the traced code) is the target: a CUDA device or "cuda…"."""
+    import torch
+    return (isinstance(device, torch.device) and device.type == "cuda") or \
+        (isinstance(device, str) and device.split(":")[0] == "cuda")
+
+
+def _copies_to_target(node):
+    """`t.to(x.device)` or `t.to(x.device, dtype)` of a tensor the traced code made on the CPU
+    (`torch.tensor(32)`, no device): on a GPU a copy to it, a kernel of its own (Hugging Face's
+    sliding-window cache layer moves its window size so); traced on the CPU, a no-op. Returns the
+    dtype asked ("" for none), or None where it is no such move."""
+    import torch
+    source = node.args[0] if node.args else None
+    if not getattr(source, "meta", {}).get(_CPU_BORN, False) or node.kwargs.keys() - {"device", "dtype", "non_blocking"}:
+        return None
+    rest = (*node.args[1:], node.kwargs.get("device"), node.kwargs.get("dtype"))
+    dtypes = [a for a in rest if isinstance(a, torch.dtype)]
+    if not any(_to_target(a) for a in rest) or len(dtypes) > 1 or \
+            any(a is not None and not _to_target(a) and not isinstance(a, (torch.dtype, bool)) for a in rest):
+        return None
+    return dtypes[0] if dtypes else ""
+
+
+def copy_to_target(t, dtype=None):
+    """A GPU's `t.to("cuda", dtype)` of a CPU tensor as its trace decomposes it: a copy to the device
+    (the CPU here, where the graph runs; cpu_born makes it the target's), then the dtype's
+    conversion there."""
+    import torch
+    moved = torch.ops.prims.device_put.default(t, torch.device("cpu"))
+    return moved if dtype is None else moved.to(dtype)
+
+
 def install_tracing(set_) -> None:
     """Dynamo: a tensor's `.device` and `.is_cuda`, read by the traced code, are the target's (a
     branch on `x.is_cuda` or `x.device.type` takes the GPU's way, `torch.autocast(x.device.type)`
@@ -166,9 +230,15 @@ def install_tracing(set_) -> None:
     for name in ("method_attr_device", "method_attr_is_cuda"):
         set_(TensorVariable, name, read_as_target(getattr(TensorVariable, name)))
     run = utils.run_node
+    factories = {getattr(torch, name) for name in _FACTORIES}
 
     def run_node(tracer, node, args, kwargs, nnmodule):
         named = node.op == "call_method" and node.target == "to"      # x.to("cuda")
+        if node.op == "call_function" and node.target in factories and not _to_target(node.kwargs.get("device")):
+            node.meta[_CPU_BORN] = True
+        elif named and (dtype := _copies_to_target(node)) is not None:    # a copy to the GPU there
+            node.op, node.target = "call_function", copy_to_target
+            node.args, node.kwargs, args, kwargs = (node.args[0],), {"dtype": dtype or None}, (args[0],), {"dtype": dtype or None}
         node.args, args = on_device(node.args, cpu, named), on_device(args, cpu, named)
         node.kwargs, kwargs = ({k: on_device(v, cpu, k == "device") for k, v in kw.items()}
                                for kw in (node.kwargs, kwargs))

@@ -284,6 +284,10 @@ class TargetView:
         return False
 
 
+# _make_wrapper_subclass(cls, size, strides, storage_offset, memory_format, dtype, layout, device, ...)
+_DEVICE_AT = 6
+
+
 def wrappers_on_cpu(view: TargetView):
     """A tensor subclass that wraps others (torchao's quantized weights, a float8 tensor) made in
     the view from the view's tensors asks for `cuda:0`: made on the CPU, where its inner tensors'
@@ -297,18 +301,47 @@ def wrappers_on_cpu(view: TargetView):
     def make(cls, *args, **kwargs):
         if view._plain:
             return real(cls, *args, **kwargs)
-        kwargs["device"] = cuda_probes.on_cpu(kwargs.get("device")) or torch.device("cpu")
+        if len(args) > _DEVICE_AT:          # passed by position (a jagged NestedTensor's)
+            args = (*args[:_DEVICE_AT], cuda_probes.on_cpu(args[_DEVICE_AT]) or torch.device("cpu"),
+                    *args[_DEVICE_AT + 1:])
+        else:
+            kwargs["device"] = cuda_probes.on_cpu(kwargs.get("device")) or torch.device("cpu")
         made = real(cls, *args, **kwargs)
         if torch._C.TensorBase.device.__get__(made).type == "cpu":
             setattr(made, ON_TARGET, True)
         return made
     torch.Tensor._make_wrapper_subclass = staticmethod(make)
+    nested_back = _jagged_in_view(view)
 
     def back():
+        nested_back()
         if had:
             torch.Tensor._make_wrapper_subclass = real
         else:
             del torch.Tensor._make_wrapper_subclass
+    return back
+
+
+def _jagged_in_view(view: TargetView):
+    """A jagged NestedTensor's ops make their values inside its __torch_dispatch__, where the view's
+    mode is not: plain CPU tensors, beside offsets made in the view (a TargetTensor, `cuda:0`), or
+    the other way round (a compiled graph's outputs). Its constructor's check that the two are on
+    one device reads both as the offsets' device. Returns the way back."""
+    import torch
+    from torch.nested._internal import nested_tensor
+    cls = nested_tensor.NestedTensor
+    real = cls.__dict__["__new__"]
+
+    def new(kind, values, offsets, **kwargs):
+        on_target = getattr(offsets, WRAPPED_VIEW, None) is not None
+        if (getattr(values, WRAPPED_VIEW, None) is not None) != on_target:
+            with torch._C.DisableTorchFunction():                # (the view's mode would wrap it again)
+                values = values.as_subclass(type(offsets) if on_target else torch.Tensor)   # read for its metadata
+        return real.__func__(kind, values, offsets, **kwargs)
+    cls.__new__ = staticmethod(new)
+
+    def back():
+        cls.__new__ = real
     return back
 
 

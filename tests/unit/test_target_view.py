@@ -275,3 +275,19 @@ def test_a_cuda_build_without_a_gpu_gets_the_fake_guard_for_export_only(monkeypa
     monkeypatch.setattr(cuda_guard, "_state", {})
     monkeypatch.setattr(cuda_guard, "_gpus", lambda: 1)
     assert cuda_guard.ensure(for_autograd=True) == ""
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_a_jagged_nested_tensor_is_made_and_reshaped_on_the_target():
+    """torch.nested's jagged layout passes the wrapper's device by position (it was given twice), and
+    its ops make their values inside its dispatch, where the view's mode is not, beside offsets
+    made in the view: its one-device check failed on each transpose."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        x = torch.nested.nested_tensor([torch.randn(n, 4, 8) for n in (3, 5)], layout=torch.jagged, device="cuda")
+        assert x.is_cuda and x.device == torch.device("cuda", 0) and x.offsets().tolist() == [0, 3, 8]
+        t = x.transpose(1, 2)
+        assert t.is_cuda and t.shape[:2] == (2, 4) and t.offsets() is x.offsets()
+        y = torch.nn.functional.gelu(t).transpose(1, 2)
+        torch.testing.assert_close(y.values(), torch.nn.functional.gelu(x.values()))     # (vectorized or not: ulps)

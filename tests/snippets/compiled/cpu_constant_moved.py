@@ -1,0 +1,15 @@
+"""A constant the model makes on the CPU and moves to the GPU inside the compiled step, as Hugging
+Face's sliding-window cache layer does with its window size (transformers 5, cache_utils.py):
+on a GPU the move is a copy, a kernel of its own named after it (`_to_copy`)."""
+import torch
+
+
+class Window(torch.nn.Module):
+    def forward(self, x):
+        self.size = torch.tensor(32, dtype=torch.long).to(x.device)     # the CPU's, then the GPU's
+        self.scale = torch.arange(4).to(x.device, torch.float32)        # with a dtype: left as traced
+        return x.relu() + 1
+
+
+def example():
+    torch.compile(Window())(torch.randn(256, device="cuda"))
