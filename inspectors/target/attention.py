@@ -14,8 +14,8 @@ had one transpose kernel more, and every later kernel another number).
 that runs on the CPU) in place: each CPU attention node becomes the GPU's, with the arguments
 the GPU's autograd formula passes (the forward's philox state, the logsumexp padded to 32 rows
 as the memory-efficient kernel returns it, an attention mask expanded to the attention's shape as
-the GPU's bias). Left as traced, and said by the caller's docs: a mask whose strides the GPU
-pads first, heads of different sizes, grouped query attention the flash kernel cannot take (the
+the GPU's bias, padded first where its strides are not multiples of 8, as the GPU's SDPA pads it:
+a static KV cache of 19 positions). Left as traced, and said by the caller's docs: heads of different sizes, grouped query attention the flash kernel cannot take (the
 GPU's math path copies k and v per query head), an AMD target or an NVIDIA one before sm_80.
 
 An attention with dropout is traced as the GPU's op itself (`_gpu_attention`): the forward saves
@@ -33,7 +33,7 @@ import operator
 def _choice(query, key, value, is_causal: bool, major: int, mask=None) -> str | None:
     """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x;
     `mask`: the additive mask's value (flash takes none; the memory-efficient kernel one whose
-    strides are multiples of 8, else the GPU pads it first: left as traced)."""
+    last stride is 1, padded first where its other strides are not multiples of 8: `_bias`)."""
     import torch
     if major < 8 or query.dim() != 4 or key.shape[1] != value.shape[1] or query.shape[1] % key.shape[1]:
         return None
@@ -44,19 +44,34 @@ def _choice(query, key, value, is_causal: bool, major: int, mask=None) -> str | 
         is_causal and query.shape[-2] != key.shape[-2])
     if query.shape[1] != key.shape[1]:      # grouped query heads: flash takes them, the efficient kernel
         return "flash" if flash else None   # does not (the math path, which copies k and v: as traced)
-    if mask is not None:
-        aligned = mask.stride()[-1] == 1 and all(s % 8 == 0 for s in mask.stride()[:-1])
-        return "efficient" if aligned else None
+    if mask is not None:              # its last stride other than 1: the math path (as traced)
+        return "efficient" if mask.stride()[-1] == 1 else None
     return "flash" if flash else "efficient"
 
 
+def _aligned(mask) -> bool:
+    """Whether the memory-efficient kernel takes `mask` as it is (preprocess_mask in ATen's
+    attention.cpp): every stride but the last a multiple of 8 (a symbolic one counts as not)."""
+    return mask.stride()[-1] == 1 and all(isinstance(s, int) and s % 8 == 0 for s in mask.stride()[:-1])
+
+
 def _bias(graph, node, mask, query, key):
-    """The GPU's attention bias: the mask expanded to (B, H, Lq, Lk) before `node` (None: none)."""
+    """The GPU's attention bias: the mask expanded to (B, H, Lq, Lk) before `node` (None: none);
+    a mask the kernel cannot take as it is padded first, as the GPU's SDPA pads it: its last
+    dimension to the next multiple of 8 and more (8 where it is one), then sliced back."""
     import torch
+    aten = torch.ops.aten
     if mask is None:
         return None
     with graph.inserting_before(node):
-        bias = graph.call_function(torch.ops.aten.expand.default,
+        value = mask.meta["val"]
+        if not _aligned(value):
+            last = value.shape[-1]
+            padded = graph.call_function(aten.constant_pad_nd.default, (mask, [0, 8 - last % 8], 0.0))
+            _valued(padded)
+            mask = graph.call_function(aten.slice.Tensor, (padded, -1, 0, last))
+            _valued(mask)
+        bias = graph.call_function(aten.expand.default,
                                    (mask, [query.shape[0], query.shape[1], query.shape[2], key.shape[2]]))
     _valued(bias)
     return bias
