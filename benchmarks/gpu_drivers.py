@@ -49,7 +49,7 @@ DRIVERS = sorted((ROOT / "tests" / "snippets" / "liger").glob("*.py")) + [
     ROOT / "benchmarks" / "drivers" / "torchao_fp8_gemm.py",
     # gemlite asks the GPU's count and name at import (its autotune cache by name)
     ROOT / "benchmarks" / "drivers" / "gemlite_a16w8.py",
-    # six Hugging Face models' compiled steps, two a file: each file's two sides fit one call (issue 55)
+    # eight Hugging Face models' compiled steps or decoding, two a file: each file's two sides fit one call (issue 55)
     *sorted((ROOT / "benchmarks" / "drivers" / "hf_zoo").glob("*.py")),
 ]
 LISTED = 12        # a driver with more kernels prints its mismatches and a count

@@ -312,6 +312,11 @@ class CompiledOnTarget:
 
     def _backend(self, config_patches: dict):
         def backend(gm, example_inputs):
+            import torch._inductor.config as icfg
+            if self.view is not None and config_patches.get("freezing", icfg.freezing):
+                # its weights would be constants of the GPU's graph; here they are the CPU's tensors
+                raise NotImplementedError("Inductor's freezing (torch._inductor.config.freezing) is not supported "
+                                          "for a target without its GPU: compile without it to see the kernels")
             self._patch_inductor()
             from torch._inductor.compile_fx import compile_fx
             return compile_fx(gm, example_inputs, inner_compile=self._inner, config_patches=config_patches)

@@ -121,7 +121,8 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
                 if not jitted and (req.signature or not callable(getattr(module, "example", None))):
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
                                                         filename, None))
-                launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target))
+                launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target),
+                                             lambda: on_target.outside)
                 outside = tuple(on_target.outside)       # what the compiled graphs run outside Triton
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
@@ -185,9 +186,10 @@ def _cpu_now() -> float:
     return time.process_time() + tools.ru_utime + tools.ru_stime
 
 
-def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict) -> tuple[list, CompileError | None]:
+def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict,
+              outside=lambda: ()) -> tuple[list, CompileError | None]:
     """The launches to compile, and the error example() raised after making some (None when it
-    returned)."""
+    returned). `outside()`: what torch.compile's graphs call outside Triton so far."""
     from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
@@ -226,6 +228,9 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
     if not recorder.launches:
         own = "" if jitted else f"; {filename} has no @triton.jit kernel of its own"
         what = f": it called {', '.join(called.names)}" if called.names else ""
+        if ops := sorted({call["op"] for call in outside()}):     # a compiled graph of attention or matmuls alone
+            own = (f"; torch.compile made no Triton kernel of its graphs, which call only {', '.join(ops)} "
+                   "(kernels of their own outside Triton, as the GPU runs them)")
         raise loading.JobError(CompileError("usage", f"example() ran but launched no Triton kernel{what}{own}",
                                             filename))
     return recorder.launches, None

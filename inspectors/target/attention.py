@@ -22,7 +22,9 @@ An attention with dropout is traced as the GPU's op itself (`_gpu_attention`): t
 its philox seed and offset for the backward, as on a GPU, and the CPU graph that runs has the CPU's
 flash kernel in its place (`without_dropout`). A mask whose last dimension is not contiguous
 (Hugging Face's expanded bidirectional masks) the GPU's fused kernels refuse, the CPU's take: such
-an attention is traced on the math path, the GPU's (`traced_as_on_gpu` installs both).
+an attention is traced on the math path, the GPU's (`traced_as_on_gpu` installs both). Backends
+the code restricts (`sdpa_kernel`: `enabled()`) decide the GPU's choice while traced, and whether
+eager code in the view runs at all (`eager`).
 """
 from __future__ import annotations
 
@@ -30,23 +32,58 @@ import contextlib
 import operator
 
 
-def _choice(query, key, value, is_causal: bool, major: int, mask=None) -> str | None:
+FUSED = frozenset({"flash", "efficient"})
+
+
+def _choice(query, key, value, is_causal: bool, major: int, mask=None, allowed=FUSED) -> str | None:
     """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x;
     `mask`: the additive mask's value (flash takes none; the memory-efficient kernel one whose
-    last stride is 1, padded first where its other strides are not multiples of 8: `_bias`)."""
+    last stride is 1, padded first where its other strides are not multiples of 8: `_bias`);
+    `allowed`: the fused kernels the code left enabled (`sdpa_kernel`)."""
     import torch
     if major < 8 or query.dim() != 4 or key.shape[1] != value.shape[1] or query.shape[1] % key.shape[1]:
         return None
     head, vhead = query.shape[-1], value.shape[-1]
     if head != key.shape[-1] or head != vhead or head % 8:
         return None
-    flash = mask is None and query.dtype in (torch.float16, torch.bfloat16) and head <= 256 and not (
-        is_causal and query.shape[-2] != key.shape[-2])
+    flash = "flash" in allowed and mask is None and query.dtype in (torch.float16, torch.bfloat16) and \
+        head <= 256 and not (is_causal and query.shape[-2] != key.shape[-2])
     if query.shape[1] != key.shape[1]:      # grouped query heads: flash takes them, the efficient kernel
         return "flash" if flash else None   # does not (the math path, which copies k and v: as traced)
-    if mask is not None:              # its last stride other than 1: the math path (as traced)
-        return "efficient" if mask.stride()[-1] == 1 else None
-    return "flash" if flash else "efficient"
+    if mask is not None and mask.stride()[-1] != 1:     # the math path (as traced)
+        return None
+    return "flash" if flash else "efficient" if "efficient" in allowed else None
+
+
+def enabled() -> frozenset:
+    """The attention backends the code left enabled ("flash", "efficient", "math"): torch.backends.cuda's
+    flags, which `torch.nn.attention.sdpa_kernel` sets while its block runs."""
+    import torch
+    cuda = torch.backends.cuda
+    return frozenset(name for name, on in (("flash", cuda.flash_sdp_enabled()), ("efficient", cuda.mem_efficient_sdp_enabled()),
+                                           ("math", cuda.math_sdp_enabled())) if on)
+
+
+NO_BACKEND = "No viable backend for scaled_dot_product_attention was found."
+
+
+def eager(func, args, kwargs, major: int):
+    """F.scaled_dot_product_attention run in the view while the code restricts the backends
+    (`sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION])`, which the CPU has not): the GPU's choice
+    decides whether it runs (its error where it finds none), the CPU's own kernels compute it.
+    NotImplemented for any other call."""
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    if func is not torch._C._nn.scaled_dot_product_attention or (allowed := enabled()) == FUSED | {"math"}:
+        return NotImplemented
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+    given = {**dict(zip(names, args)), **kwargs}
+    q, k, v = given["query"], given["key"], given["value"]
+    if _choice(q, k, v, given.get("is_causal", False), major, given.get("attn_mask"), allowed) is None \
+            and "math" not in allowed:
+        raise RuntimeError(NO_BACKEND)
+    with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+        return func(*args, **kwargs)
 
 
 def _aligned(mask) -> bool:
@@ -199,12 +236,18 @@ def traced_as_on_gpu(set_, major: int) -> None:
     composite = DispatchKey.CompositeImplicitAutograd
 
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+        allowed = enabled()
         as_gpu = (dropout_p > 0 and not enable_gqa and is_fake(query)
                   and _choice(query, key, value, is_causal, major, attn_mask) is not None)
         # a mask whose last dimension is not contiguous (an expanded one: Hugging Face's bidirectional
         # masks): the CPU's kernels take it, the GPU's fused ones do not (sdp_utils.cpp,
         # check_last_dim_stride_equals_1_dense): the GPU's math path, the CPU's C++ entry made to take it
         math = is_fake(query) and attn_mask is not None and attn_mask.stride(-1) != 1
+        if is_fake(query) and allowed != FUSED | {"math"}:    # the code's sdpa_kernel([...]): decided here
+            kind = _choice(query, key, value, is_causal, major, attn_mask, allowed)
+            if kind is None and "math" not in allowed:
+                raise RuntimeError(NO_BACKEND)
+            as_gpu, math = kind is not None, kind is None
         if not as_gpu:
             with torch.nn.attention.sdpa_kernel([SDPBackend.MATH]) if math else contextlib.nullcontext():
                 return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
@@ -212,12 +255,12 @@ def traced_as_on_gpu(set_, major: int) -> None:
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
             attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
                                                                         device=attn_mask.device))
-        return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, major)
+        return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, major, allowed)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
 
 
-def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int):
+def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int, allowed=FUSED):
     """An attention with dropout traced as the GPU's C++ entry runs it: its flash or
     memory-efficient op (their meta functions and autograd formulas serve fake CPU tensors; a mask
     the memory-efficient kernel's bias, expanded to the attention's shape), whose philox seed and
@@ -226,11 +269,14 @@ def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, s
     with them)."""
     import torch
     aten = torch.ops.aten
-    if _choice(query, key, value, is_causal, major, mask) == "flash":
+    if _choice(query, key, value, is_causal, major, mask, allowed) == "flash":
         scale = query.shape[-1] ** -0.5 if scale is None else scale     # the C++ entry passes it computed
         return aten._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal, False,
                                                         scale=scale)[0]
     grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    if mask is not None and not _aligned(mask):        # padded and sliced back, as the GPU's SDPA does
+        last = mask.shape[-1]
+        mask = aten.constant_pad_nd(mask, [0, 8 - last % 8], 0.0)[..., :last]
     bias = None if mask is None else mask.expand(*query.shape[:-1], key.shape[-2])
     return aten._scaled_dot_product_efficient_attention(query, key, value, bias, grad, dropout_p, is_causal,
                                                         scale=scale)[0]

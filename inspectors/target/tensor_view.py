@@ -39,7 +39,7 @@ import os
 import weakref
 
 from inspectors.base.targets import Target
-from inspectors.target import autocast, cuda_dtypes, cuda_probes, gpus, library_ops
+from inspectors.target import attention, autocast, cuda_dtypes, cuda_probes, gpus, library_ops
 
 
 def needed(target: Target) -> bool:
@@ -169,6 +169,8 @@ class TargetView:
                     return _deepcopy(args[0], args[1] if len(args) > 1 else kwargs.get("memo", {}), on_target)
                 if (out := cuda_dtypes.eager(func, args, kwargs)) is not NotImplemented:
                     return on_target(out) if type(out) is torch.Tensor else out
+                if (out := attention.eager(func, args, kwargs, d.major)) is not NotImplemented:
+                    return on_target(out)
                 opdef = library_ops.custom_op(func)
                 out = library_ops.backends_in_view(opdef, self, func, args, kwargs) if opdef else func(*args, **kwargs)
                 if type(out) is torch.Tensor:

@@ -18,3 +18,39 @@ def test_a_mask_of_19_positions_is_padded_as_the_gpu_pads_it(engine, snippet):
     assert all("tl.full([1], 24, tl.int64)" in k.stages["source"] for k in padded)       # rows of 19 padded to 24
     ops = {c["op"] for c in r.outside}
     assert {"aten._scaled_dot_product_efficient_attention", "aten._scaled_dot_product_efficient_attention_backward"} <= ops, ops
+
+
+def test_the_attention_backend_the_code_picks_is_the_gpus(engine, snippet):
+    """`sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION])`: bf16 attention, flash by default, is the
+    memory-efficient kernel, forward and backward; `sdpa_kernel([SDPBackend.MATH])`: the math path,
+    its softmax Inductor's kernels. The CPU has no memory-efficient kernel: the first was refused,
+    "No viable backend for scaled_dot_product_attention was found"."""
+    r = engine.compile(CompileRequest(source=snippet("compiled/sdpa_backends.py"), filename="sdpa_backends.py",
+                                      target="cuda:90", sass=False), timeout=300)
+    assert r.ok, r.error
+    ops = [c["op"] for c in r.outside]
+    assert "aten._scaled_dot_product_efficient_attention" in ops and \
+        "aten._scaled_dot_product_efficient_attention_backward" in ops, ops
+    assert not [op for op in ops if "flash" in op], ops
+    softmax = {k.origin["graph"] for k in r.kernels if "softmax" in k.name}
+    assert softmax == {"forward", "backward"}, [k.name for k in r.kernels]
+
+
+ATTENTION_ALONE = '''import torch
+import torch.nn.functional as F
+
+
+def example():
+    q, k, v = (torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(3))
+    torch.compile(F.scaled_dot_product_attention)(q, k, v, is_causal=True).sum().backward()
+'''
+
+
+def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
+    """No Triton kernel at all (the GPU's flash kernels forward and backward): the error names
+    them, not only the Python functions example() called."""
+    r = engine.compile(CompileRequest(source=ATTENTION_ALONE, filename="alone.py", target="cuda:90", sass=False),
+                       timeout=300)
+    assert r.error is not None and r.error.kind == "usage"
+    assert "torch.compile made no Triton kernel of its graphs, which call only " \
+        "aten._scaled_dot_product_flash_attention, aten._scaled_dot_product_flash_attention_backward" in r.error.message

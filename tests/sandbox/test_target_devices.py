@@ -21,3 +21,24 @@ def test_a_cpu_constant_moved_to_the_gpu_is_a_copy_named_as_the_gpus(engine, sni
     # the GPU there) and converted in one kernel
     [arange] = [k for n, k in moved.items() if "arange" in n]
     assert "tl.float32" in arange.stages["source"], names
+
+
+FROZEN = '''import torch
+import torch._inductor.config as cfg
+
+cfg.freezing = True
+
+
+def example():
+    m = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU()).cuda().eval()
+    with torch.no_grad():
+        torch.compile(m)(torch.randn(8, 64, device="cuda"))
+'''
+
+
+def test_freezing_is_refused_by_name_with_the_line(engine):
+    """Inductor's freezing makes the weights constants of the graph: the GPU's tensors there, the
+    CPU's here (a fake-tensor device mismatch, or the CPU's mkldnn weight packing, was the error)."""
+    r = engine.compile(CompileRequest(source=FROZEN, filename="frozen.py", target="cuda:90", sass=False), timeout=300)
+    assert r.error is not None and "freezing (torch._inductor.config.freezing) is not supported" in r.error.message
+    assert r.error.line == 10, r.error

@@ -291,3 +291,23 @@ def test_a_jagged_nested_tensor_is_made_and_reshaped_on_the_target():
         assert t.is_cuda and t.shape[:2] == (2, 4) and t.offsets() is x.offsets()
         y = torch.nn.functional.gelu(t).transpose(1, 2)
         torch.testing.assert_close(y.values(), torch.nn.functional.gelu(x.values()))     # (vectorized or not: ulps)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_attention_under_the_backends_the_code_picks_runs_where_the_gpus_would():
+    """`sdpa_kernel` in eager code: the memory-efficient kernel alone, which the CPU has not, runs (on
+    the CPU's kernels); the flash kernel alone on float32, which the GPU's refuses, is refused with
+    the GPU's words."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        q = torch.randn(2, 4, 16, 64, device="cuda", dtype=torch.bfloat16)
+        with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]):
+            out = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        assert out.is_cuda and out.shape == q.shape
+        torch.testing.assert_close(out, F.scaled_dot_product_attention(q, q, q, is_causal=True))
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]), pytest.raises(RuntimeError, match="No viable backend"):
+            F.scaled_dot_product_attention(q.float(), q.float(), q.float())
