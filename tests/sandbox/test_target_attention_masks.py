@@ -1,6 +1,6 @@
-"""An attention mask as the GPU's SDPA hands it to the memory-efficient kernel
-(inspectors/target/attention.py): expanded to the attention's shape, and padded first where its
-rows' strides are not multiples of 8."""
+"""Attention as the GPU's SDPA runs it (inspectors/target/attention.py): a mask handed to the
+memory-efficient kernel expanded to the attention's shape, and padded first where its rows'
+strides are not multiples of 8; the backends the code picks; a graph of attention alone."""
 from inspectors.base.result import CompileRequest
 
 
