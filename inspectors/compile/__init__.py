@@ -17,6 +17,7 @@ The worker's inside (`python -m inspectors.compile.worker_main`):
     worker_main        the worker process: runs the file's example(), records its launches.
     launch_compile     each launch compiled into its answer file; what the worker keeps of it.
     zygote             a student's sandbox worker that forks a fresh child per job.
+    torch_state        torch's settings a file changed, put back before the next job.
     loading            the user's file and project loaded as modules, errors on their lines.
     parallel           a job's launches compiled at the same time in forked children.
     analysis           each kernel's insight, computed beside its stages.

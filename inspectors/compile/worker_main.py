@@ -27,7 +27,7 @@ from inspectors.process import proclimits
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
 from inspectors.base.targets import TargetError, parse as parse_target
-from inspectors.compile import journal, launch_compile, loading
+from inspectors.compile import journal, launch_compile, loading, torch_state
 from inspectors.target import tensor_view
 from inspectors.compile.torch_compile_target import CompiledOnTarget
 from inspectors.base import settings as settings_mod
@@ -308,7 +308,8 @@ def main() -> None:
         else:
             req = CompileRequest(**msg["request"])
             before = _our_code()
-            reply = answer(*run_job(req, Path(msg["job_dir"])))
+            with torch_state.kept():          # torch's settings the file changed: not the next job's
+                reply = answer(*run_job(req, Path(msg["job_dir"])))
             reply["_cpu_s"] = round(time.process_time(), 2)     # the engine retires a worker near RLIMIT_CPU
             if _replaced(before):
                 reply["_tainted"] = True     # the file replaced some of our code: the engine replaces this worker
