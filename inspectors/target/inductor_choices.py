@@ -233,6 +233,9 @@ def install_tracing(set_) -> None:
     factories = {getattr(torch, name) for name in _FACTORIES}
 
     def run_node(tracer, node, args, kwargs, nnmodule):
+        if node.op == "call_method" and node.target == "cuda":         # x.cuda(): x.to("cuda") (a CPU-only
+            node.target, node.args, node.kwargs = "to", (node.args[0], cuda), {}     # torch refuses .cuda())
+            args, kwargs = (args[0], cuda), {}
         named = node.op == "call_method" and node.target == "to"      # x.to("cuda")
         if node.op == "call_function" and node.target in factories and not _to_target(node.kwargs.get("device")):
             node.meta[_CPU_BORN] = True

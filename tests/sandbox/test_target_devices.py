@@ -15,8 +15,9 @@ def test_a_cpu_constant_moved_to_the_gpu_is_a_copy_named_as_the_gpus(engine, sni
     names = [k.name for k in r.kernels]
     assert not [n for n in names if "lift_fresh" in n], names
     moved = {k.name: k for k in r.kernels if k.name.startswith("triton_poi_fused__to_copy_")}
-    [size] = [k for n, k in moved.items() if "arange" not in n]
-    assert "tl.full([1], 32, tl.int64)" in size.stages["source"]       # the window size, stored on the GPU
+    stored = sorted(k.stages["source"].split("tmp0 = tl.full([1], ")[1].split(",")[0]
+                    for n, k in moved.items() if "arange" not in n)
+    assert stored == ["0", "32"], names         # the window size and the step count, stored on the GPU
     # with a dtype: the CPU's arange moved (Inductor moves a constructor that only feeds a copy to
     # the GPU there) and converted in one kernel
     [arange] = [k for n, k in moved.items() if "arange" in n]

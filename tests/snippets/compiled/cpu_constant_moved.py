@@ -7,8 +7,9 @@ import torch
 class Window(torch.nn.Module):
     def forward(self, x):
         self.size = torch.tensor(32, dtype=torch.long).to(x.device)     # the CPU's, then the GPU's
-        self.scale = torch.arange(4).to(x.device, torch.float32)        # with a dtype: left as traced
-        return x.relu() + 1
+        self.scale = torch.arange(4).to(x.device, torch.float32)        # with a dtype
+        self.steps = torch.zeros((), dtype=torch.long).cuda()             # .cuda(): a CPU-only torch refuses it
+        return x.cuda().relu() + 1                                        # already the GPU's: no copy
 
 
 def example():
