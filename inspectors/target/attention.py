@@ -80,7 +80,7 @@ def eager(func, args, kwargs, major: int):
     given = {**dict(zip(names, args)), **kwargs}
     q, k, v = given["query"], given["key"], given["value"]
     if _choice(q, k, v, given.get("is_causal", False), major, given.get("attn_mask"), allowed) is None \
-            and "math" not in allowed:
+            and "math" not in allowed and major >= 8:          # (before sm_80 the choice is not modelled)
         raise RuntimeError(NO_BACKEND)
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
         return func(*args, **kwargs)
@@ -245,7 +245,7 @@ def traced_as_on_gpu(set_, major: int) -> None:
         math = is_fake(query) and attn_mask is not None and attn_mask.stride(-1) != 1
         if is_fake(query) and allowed != FUSED | {"math"}:    # the code's sdpa_kernel([...]): decided here
             kind = _choice(query, key, value, is_causal, major, attn_mask, allowed)
-            if kind is None and "math" not in allowed:
+            if kind is None and "math" not in allowed and major >= 8:
                 raise RuntimeError(NO_BACKEND)
             as_gpu, math = kind is not None, kind is None
         if not as_gpu:
