@@ -1,6 +1,9 @@
 """Which device each value of a compiled graph is on, as on the GPU (inspectors/target/
 graph_on_target.py, inductor_choices.cpu_born): the GPU's tensors on `cuda:0`, the CPU's where a
 GPU has them on the CPU too."""
+import pytest
+import torch
+
 from inspectors.base.result import CompileRequest
 
 
@@ -37,6 +40,7 @@ def example():
 '''
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine compiles it for itself")
 def test_freezing_is_refused_by_name_with_the_line(engine):
     """Inductor's freezing makes the weights constants of the graph: the GPU's tensors there, the
     CPU's here (a fake-tensor device mismatch, or the CPU's mkldnn weight packing, was the error)."""
