@@ -15,8 +15,9 @@ that runs on the CPU) in place: each CPU attention node becomes the GPU's, with 
 the GPU's autograd formula passes (the forward's philox state, the logsumexp padded to 32 rows
 as the memory-efficient kernel returns it, an attention mask expanded to the attention's shape as
 the GPU's bias, padded first where its strides are not multiples of 8, as the GPU's SDPA pads it:
-a static KV cache of 19 positions). Left as traced, and said by the caller's docs: heads of different sizes, grouped query attention the flash kernel cannot take (the
-GPU's math path copies k and v per query head), an AMD target or an NVIDIA one before sm_80.
+a static KV cache of 19 positions). Left as traced, and said by the caller's docs: heads of
+different sizes, grouped query attention the flash kernel cannot take (the GPU's math path copies
+k and v per query head), an AMD target or an NVIDIA one before sm_80.
 
 An attention with dropout is traced as the GPU's op itself (`_gpu_attention`): the forward saves
 its philox seed and offset for the backward, as on a GPU, and the CPU graph that runs has the CPU's
@@ -261,9 +262,10 @@ def traced_as_on_gpu(set_, major: int) -> None:
 
 
 def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int, allowed=FUSED):
-    """An attention with dropout traced as the GPU's C++ entry runs it: its flash or
-    memory-efficient op (their meta functions and autograd formulas serve fake CPU tensors; a mask
-    the memory-efficient kernel's bias, expanded to the attention's shape), whose philox seed and
+    """An attention with dropout, or under backends the code restricted (`allowed`), traced as the
+    GPU's C++ entry runs it: its flash or memory-efficient op (their meta functions and autograd
+    formulas serve fake CPU tensors; a mask the memory-efficient kernel's bias, padded where ATen
+    pads it and expanded to the attention's shape), whose philox seed and
     offset the forward saves for the backward, as AOTAutograd's partitioner sees on a GPU (GPT-2's
     dropout: 4 saved tensors more, and Inductor's memory-planned order of the backward's kernels
     with them)."""
