@@ -19,8 +19,9 @@ a static KV cache of 19 positions). Left as traced, and said by the caller's doc
 different sizes, grouped query attention the flash kernel cannot take (the GPU's math path copies
 k and v per query head), an AMD target or an NVIDIA one before sm_80.
 
-An attention with dropout is traced as the GPU's op itself (`_gpu_attention`): the forward saves
-its philox seed and offset for the backward, as on a GPU, and the CPU graph that runs has the CPU's
+An attention with dropout, or with a mask the GPU pads, is traced as the GPU's op itself
+(`_gpu_attention`): the forward saves its philox seed and offset, and the padded mask, for the
+backward, as on a GPU (which pads once, in the forward), and the CPU graph that runs has the CPU's
 flash kernel in its place (`without_dropout`). A mask whose last dimension is not contiguous
 (Hugging Face's expanded bidirectional masks) the GPU's fused kernels refuse, the CPU's take: such
 an attention is traced on the math path, the GPU's (`traced_as_on_gpu` installs both). Backends
@@ -91,6 +92,11 @@ def _aligned(mask) -> bool:
     """Whether the memory-efficient kernel takes `mask` as it is (preprocess_mask in ATen's
     attention.cpp): every stride but the last a multiple of 8 (a symbolic one counts as not)."""
     return mask.stride()[-1] == 1 and all(isinstance(s, int) and s % 8 == 0 for s in mask.stride()[:-1])
+
+
+def _padded(mask) -> bool:
+    """Whether the GPU's SDPA pads `mask` before its memory-efficient kernel (`_aligned`)."""
+    return mask is not None and mask.dim() > 0 and mask.stride()[-1] == 1 and not _aligned(mask)
 
 
 def _bias(graph, node, mask, query, key):
@@ -238,7 +244,9 @@ def traced_as_on_gpu(set_, major: int) -> None:
 
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
         allowed = enabled()
-        as_gpu = (dropout_p > 0 and not enable_gqa and is_fake(query)
+        # with dropout, or a mask the GPU pads (its padded copy is what the forward saves for the
+        # backward): the GPU's op itself, as its C++ entry calls it
+        as_gpu = (not enable_gqa and is_fake(query) and (dropout_p > 0 or _padded(attn_mask))
                   and _choice(query, key, value, is_causal, major, attn_mask) is not None)
         # a mask whose last dimension is not contiguous (an expanded one: Hugging Face's bidirectional
         # masks): the CPU's kernels take it, the GPU's fused ones do not (sdp_utils.cpp,
@@ -262,7 +270,7 @@ def traced_as_on_gpu(set_, major: int) -> None:
 
 
 def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int, allowed=FUSED):
-    """An attention with dropout, or under backends the code restricted (`allowed`), traced as the
+    """An attention with dropout, a mask the GPU pads, or backends the code restricted (`allowed`), as the
     GPU's C++ entry runs it: its flash or memory-efficient op (their meta functions and autograd
     formulas serve fake CPU tensors; a mask the memory-efficient kernel's bias, padded where ATen
     pads it and expanded to the attention's shape), whose philox seed and

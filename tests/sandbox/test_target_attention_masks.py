@@ -8,15 +8,18 @@ from inspectors.base.result import CompileRequest
 
 def test_a_mask_of_19_positions_is_padded_as_the_gpu_pads_it(engine, snippet):
     """19 positions: the GPU pads the mask to 24 and slices it back before the memory-efficient
-    kernel. Left as traced, the CPU's flash attention was decomposed into the step's kernels (its
-    name in theirs: `..._scaled_dot_product_flash_attention_for_cpu_...`)."""
+    kernel, once: the forward saves the padded mask for the backward (on an H200, 13 kernels: a pad
+    kernel of its own in the forward, none in the backward). Left as traced, the CPU's flash
+    attention was decomposed into the step's kernels (`..._scaled_dot_product_flash_attention_for_cpu_...`);
+    padded per graph, the backward padded again and the forward fused the pad into another kernel."""
     r = engine.compile(CompileRequest(source=snippet("compiled/unaligned_mask_attention.py"),
                                       filename="unaligned_mask_attention.py", target="cuda:90", sass=False), timeout=300)
     assert r.ok, r.error
     names = [k.name for k in r.kernels]
     assert not [n for n in names if "for_cpu" in n], names
     padded = [k for k in r.kernels if "constant_pad_nd" in k.name]
-    assert {k.origin["graph"] for k in padded} == {"forward", "backward"}, names     # the backward pads its saved mask
+    assert {k.origin["graph"] for k in padded} == {"forward"}, names     # the backward takes the saved padded mask
+    assert all(re.fullmatch(r"triton_poi_fused_constant_pad_nd_\d+", k.name) for k in padded), names
     bodies = [k.stages["source"].split("@triton.jit")[1] for k in padded]
     assert all(re.search(r"\b24\b", b) for b in bodies), bodies        # rows of 19 padded to 24
     ops = {c["op"] for c in r.outside}
