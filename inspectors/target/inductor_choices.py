@@ -25,6 +25,7 @@ Inductor is told to (`force_shape_pad`), as max-autotune's first candidate stand
 from __future__ import annotations
 
 import contextlib
+import functools
 
 
 def on_device(value, device, named=False):
@@ -49,7 +50,8 @@ def devices_on(graph, device) -> None:
 
 def cpu_born(graph) -> set[str]:
     """The nodes a graph computes on the CPU on a GPU too: a tensor the traced code made without
-    a device (`torch.tensor(32)`, from no input of the graph) up to its copy to the GPU (a
+    a device where Dynamo leaves it on the CPU (`torch.tensor(32)` on torch 2.11:
+    `cpu_born_factories`), from no input of the graph, up to its copy to the GPU (a
     `prims.device_put`: install_tracing's run_node makes the copy that a trace on the CPU would
     not have). Each such copy is named as the GPU's trace names it (`_to_copy`, which decomposes to
     it): Inductor names its kernel after it. Moved to `cuda:0`, the copy would be a no-op."""
@@ -170,9 +172,44 @@ def _on_target(fn):
 
 
 _CPU_BORN = "tlens_cpu_born"
-# torch's factory functions: called without a device in the traced code, their tensor is the CPU's on a GPU too
+# torch's factory functions, called without a device in traced code
 _FACTORIES = ("tensor", "as_tensor", "scalar_tensor", "arange", "zeros", "ones", "full", "empty", "rand", "randn",
               "randint", "linspace", "eye")
+
+
+@functools.cache
+def cpu_born_factories() -> frozenset:
+    """The factories (`_FACTORIES`' names) whose tensor Dynamo leaves on the CPU where the code
+    gives no device, while a default device is set: the tool sets `cuda` on a GPU (the user
+    guide's kernel files), and Dynamo traces torch's DeviceContext for some of them, not others
+    (torch 2.11: `zeros`, `ones`, `empty` and `full` the default device's, `tensor`, `arange` and
+    the rest the CPU's; torch 2.13: none the CPU's). Asked of this torch: one traced call of each
+    under the `meta` device, in a thread of its own (the caller's torch-function modes are its
+    thread's)."""
+    import threading
+
+    import torch
+    found: dict[str, str] = {}
+
+    def backend(gm, inputs):
+        for n in gm.graph.nodes:
+            value = n.meta.get("example_value")
+            if n.op == "call_function" and isinstance(value, torch.Tensor):
+                found[getattr(n.target, "__name__", "")] = value.device.type
+        return gm.forward
+
+    def calls(x):
+        return (torch.tensor(3.0), torch.as_tensor([1, 2]), torch.scalar_tensor(1), torch.arange(4), torch.zeros(2),
+                torch.ones(2), torch.full((2,), 1.0), torch.empty(2), torch.rand(2), torch.randn(2),
+                torch.randint(0, 5, (2,)), torch.linspace(0, 1, 5), torch.eye(3), x + 1)
+
+    def run():
+        with torch.device("meta"):
+            torch._dynamo.optimize(backend, nopython=True)(calls)(torch.empty(4))
+    probe = threading.Thread(target=run, name="tlens-factory-devices")
+    probe.start()
+    probe.join()
+    return frozenset(name for name in _FACTORIES if found.get(name) == "cpu")
 
 
 def _to_target(device) -> bool:
@@ -230,7 +267,7 @@ def install_tracing(set_) -> None:
     for name in ("method_attr_device", "method_attr_is_cuda"):
         set_(TensorVariable, name, read_as_target(getattr(TensorVariable, name)))
     run = utils.run_node
-    factories = {getattr(torch, name) for name in _FACTORIES}
+    factories = {getattr(torch, name) for name in cpu_born_factories()}     # the others: the target's
 
     def run_node(tracer, node, args, kwargs, nnmodule):
         if node.op == "call_method" and node.target == "cuda":         # x.cuda(): x.to("cuda") (a CPU-only

@@ -1,6 +1,8 @@
 """A constant the model makes on the CPU and moves to the GPU inside the compiled step, as Hugging
 Face's sliding-window cache layer does with its window size (transformers 5, cache_utils.py):
-on a GPU the move is a copy, a kernel of its own named after it (`_to_copy`)."""
+on a GPU the move is a copy, a kernel of its own named after it (`_to_copy`). Which factories
+make the CPU's tensor under the default device the tool sets (`cuda` on a GPU) depends on torch's
+Dynamo: on torch 2.11 `torch.tensor` and `torch.arange` do, `torch.zeros` does not."""
 import torch
 
 
