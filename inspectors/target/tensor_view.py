@@ -210,6 +210,7 @@ class TargetView:
         # module.cuda(): a new Parameter of the converted tensor (a TargetTensor), not param.data = ...
         self._saved_overwrite = torch.__future__.get_overwrite_module_params_on_conversion()
         torch.__future__.set_overwrite_module_params_on_conversion(True)
+        self._saved_apply, torch.nn.Module._apply = torch.nn.Module._apply, _tied_apply(torch.nn.Module._apply)
         self._saved_vendor = os.environ.get("GEMS_VENDOR")
         if self._saved_vendor is None:    # FlagGems asks nvidia-smi for the vendor, else its variable
             os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
@@ -270,6 +271,7 @@ class TargetView:
         for name, original in self._saved_backward.items():
             setattr(autograd_function.BackwardCFunction, name, original)
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
+        torch.nn.Module._apply = self._saved_apply
         self._library()
         if self._saved_vendor is None:
             os.environ.pop("GEMS_VENDOR", None)
@@ -288,6 +290,34 @@ class TargetView:
 
 # _make_wrapper_subclass(cls, size, strides, storage_offset, memory_format, dtype, layout, device, ...)
 _DEVICE_AT = 6
+
+
+def _tied_apply(original):
+    """Module._apply (`.cuda()`, `.to(dtype)`) that keeps a Parameter shared by several modules
+    one Parameter: a GPU converts it in place (`param.data = ...`), the view makes a new one per
+    module that holds it (`set_overwrite_module_params_on_conversion`). Untied, GPT-2's embedding
+    and output weights were two inputs of the compiled step, and its backward returned two
+    gradients where the GPU's adds them into one (another graph: other kernels' order)."""
+    depth = [0]
+
+    def _apply(self, fn, recurse=True):
+        if depth[0]:
+            return original(self, fn, recurse)
+        places: dict[int, list] = {}
+        for module in self.modules() if recurse else (self,):
+            for key, param in module._parameters.items():
+                if param is not None:
+                    places.setdefault(id(param), []).append((module, key))
+        depth[0] += 1
+        try:
+            out = original(self, fn, recurse)
+        finally:
+            depth[0] -= 1
+        for (first, key), *others in (group for group in places.values() if len(group) > 1):
+            for module, name in others:
+                module._parameters[name] = first._parameters[key]
+        return out
+    return _apply
 
 
 def wrappers_on_cpu(view: TargetView):

@@ -126,6 +126,25 @@ def test_a_model_deep_copied_on_the_target_is_a_model_on_the_target():
         assert torch.equal(again[0].weight.grad, w.grad) and again[0].weight.grad.data_ptr() != w.grad.data_ptr()
 
 
+def test_a_weight_two_modules_share_stays_one_parameter_on_the_target():
+    """Tied weights (GPT-2's embedding and output layer): `.cuda()` and `.to(dtype)` keep them one
+    Parameter, as a GPU converts them in place. The view made one per module: the compiled step
+    had two weights and returned two gradients where the H200's adds them into one (GPT-2's
+    backward: the same kernels in another order, benchmarks/results/gpu_drivers.txt)."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        emb, head = torch.nn.Embedding(10, 4), torch.nn.Linear(4, 10, bias=False)
+        head.weight = emb.weight
+        model = torch.nn.Sequential(emb, head).cuda()
+        assert model[1].weight is model[0].weight and model[0].weight.is_cuda
+        assert len(list(model.parameters())) == 1
+        model.to(torch.bfloat16)
+        assert model[1].weight is model[0].weight and model[0].weight.dtype == torch.bfloat16
+        model(torch.tensor([[1, 2]], device="cuda")).float().sum().backward()
+        assert model[0].weight.grad is not None
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
 def test_histc_takes_integers_as_cudas_does():
     """A MoE router counts tokens per expert with histc on int32 ids: CUDA's kernel takes them,
