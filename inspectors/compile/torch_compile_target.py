@@ -130,6 +130,19 @@ class CompiledOnTarget:
         self._recorded_now: list = []       # the launches of the graph Inductor is compiling
         self._workloads: dict = {}          # its kernels' bytes, FLOPs and sizes, by name (launch_call.of_inductor)
         self.outside: list[dict] = []       # what the graphs run outside Triton (outside_calls.of_graph)
+        self._breaks_before: dict | None = None     # Dynamo's unsupported-code counts at the first compile
+
+    def not_compiled(self) -> str:
+        """Why torch.compile compiled no graph, where it was called and did not ("" otherwise):
+        Dynamo ran the code eagerly, for the reasons it counted (nn.LSTM: "Attempted to wrap RNN,
+        GRU, or LSTM"), on a GPU too."""
+        if self._breaks_before is None or self._graphs:
+            return ""
+        from torch._dynamo.utils import counters
+        reasons = [why.split("\n")[0].strip() for why, n in counters["unimplemented"].items()
+                   if n > self._breaks_before.get(why, 0)]
+        return ("torch.compile compiled no graph: Dynamo ran the code eagerly, as it does on a GPU"
+                + (f" ({'; '.join(reasons)})" if reasons else ""))
 
     def _set(self, obj, name, value):
         had = name in vars(obj) if isinstance(obj, type) else hasattr(obj, name)
@@ -284,6 +297,9 @@ class CompiledOnTarget:
         if disable:
             return model
         self._patch_tracing()
+        if self._breaks_before is None:
+            from torch._dynamo.utils import counters
+            self._breaks_before = dict(counters["unimplemented"])
         if backend == "inductor":
             from torch._inductor import list_mode_options
             patches = {**(list_mode_options(mode, dynamic) if mode and mode != "default" else {}), **(options or {})}

@@ -122,7 +122,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
                     raise loading.JobError(CompileError("usage", f"no @triton.jit kernel found in {filename}",
                                                         filename, None))
                 launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target),
-                                             lambda: on_target.outside)
+                                             lambda: on_target.outside, on_target.not_compiled)
                 outside = tuple(on_target.outside)       # what the compiled graphs run outside Triton
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
@@ -187,9 +187,10 @@ def _cpu_now() -> float:
 
 
 def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict,
-              outside=lambda: ()) -> tuple[list, CompileError | None]:
+              outside=lambda: (), not_compiled=lambda: "") -> tuple[list, CompileError | None]:
     """The launches to compile, and the error example() raised after making some (None when it
-    returned). `outside()`: what torch.compile's graphs call outside Triton so far."""
+    returned). `outside()`: what torch.compile's graphs call outside Triton so far; `not_compiled()`:
+    why torch.compile, called, compiled no graph ("" where it did)."""
     from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
@@ -231,6 +232,8 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
         if ops := sorted({call["op"] for call in outside()}):     # a compiled graph of attention or matmuls alone
             own = (f"; torch.compile made no Triton kernel of its graphs, which call only {', '.join(ops)} "
                    "(kernels of their own outside Triton, as the GPU runs them)")
+        elif why := not_compiled():          # torch.compile called, no graph: Dynamo skipped the code
+            own = f"; {why}"
         raise loading.JobError(CompileError("usage", f"example() ran but launched no Triton kernel{what}{own}",
                                             filename))
     return recorder.launches, None

@@ -113,3 +113,65 @@ class TargetProperties(SimpleNamespace):
 
 
 CUDA_VERSION = "13.0"      # torch.version.cuda of the GPU machine's torch (2.11.0+cu130: benchmarks/results/gpu_suite.txt)
+
+
+class CUDAGraph:
+    """`torch.cuda.CUDAGraph()`: a capture runs the captured code once, as on a GPU (its kernels
+    compiled then, and shown); a replay launches nothing more here."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def capture_begin(self, *args, **kwargs):
+        return None
+
+    def capture_end(self):
+        return None
+
+    def replay(self):
+        return None
+
+    def reset(self):
+        return None
+
+    def pool(self):
+        return (0, 0)
+
+    def enable_debug_mode(self):
+        return None
+
+
+class GraphCapture:
+    """`with torch.cuda.graph(g):` a capture of `g` (CUDAGraph above) around the code it runs."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        self.cuda_graph = cuda_graph
+
+    def __enter__(self):
+        self.cuda_graph.capture_begin()
+
+    def __exit__(self, *exc):
+        self.cuda_graph.capture_end()
+        return False
+
+
+def runtime_stand_ins() -> dict:
+    """The CUDA runtime calls a model's code makes around its work, for `torch.cuda` while the
+    view is entered (a CPU-only torch refuses them; a CUDA one looks for a driver): memory
+    statistics reset, seeds read, `torch.cuda.init()`, `device_of(t)` (nn.LSTM's and GRU's weight
+    flattening, on a CUDA build), CUDA graphs and their pools."""
+    import torch
+    none = lambda *args, **kwargs: None         # noqa: E731 - a stand-in that does nothing, as named
+    return {
+        "device_of": lambda obj: DeviceContext(0),
+        "reset_peak_memory_stats": none, "reset_max_memory_allocated": none,
+        "reset_max_memory_cached": none, "reset_accumulated_memory_stats": none,
+        "initial_seed": lambda: torch.initial_seed(), "seed": none, "seed_all": none,
+        "init": none,
+        "CUDAGraph": CUDAGraph, "graph": GraphCapture, "graph_pool_handle": lambda: (0, 0),
+    }
+
+
+# NVTX ranges (torch.cuda.nvtx; a CPU-only torch has no NVTX): marks for a profiler the target lacks
+NVTX_STAND_INS = {"range_push": lambda msg: 0, "range_pop": lambda: 0, "range_start": lambda msg: 0,
+                  "range_end": lambda range_id: None, "mark": lambda msg: None}

@@ -155,6 +155,10 @@ class TargetView:
                 kwargs = {k: (cuda_probes.on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
+                if func in (torch.Tensor.pin_memory, torch._cudnn_rnn_flatten_weight):
+                    # pinned host memory, cuDNN's one buffer of an RNN's weights (nn.LSTM on a CUDA
+                    # build): what a GPU's runtime does, nothing to the kernels
+                    return args[0] if func is torch.Tensor.pin_memory else None
                 if func is torch.Tensor.to:
                     args = tuple(cuda_probes.on_cpu(a) for a in args)
                 if getattr(func, "__self__", None) in (torch.Tensor.device, torch.Tensor.is_cuda) \
@@ -192,10 +196,21 @@ class TargetView:
             "mem_get_info": lambda device=None: (d.total_memory, d.total_memory),
             "is_current_stream_capturing": lambda: False,       # an optimizer's step asks (CUDA graphs)
             "Stream": cuda_probes.Stream, "Event": cuda_probes.Event, "stream": lambda stream=None: contextlib.nullcontext(stream),
+            **cuda_probes.runtime_stand_ins(),
         }
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():
             setattr(torch.cuda, name, fn)
+        from torch.cuda import nvtx
+        from torch.utils.data._utils import pin_memory
+        self._saved_nvtx = {name: getattr(nvtx, name) for name in cuda_probes.NVTX_STAND_INS}
+        for name, fn in cuda_probes.NVTX_STAND_INS.items():
+            setattr(nvtx, name, fn)
+        # a DataLoader's pin_memory=True pins each batch in a thread of its own (no mode there)
+        self._saved_pin, pin_memory.pin_memory = pin_memory.pin_memory, lambda data, device=None: data
+        # a stream's hold on a tensor's memory (its argument parsed before any mode: the class's)
+        self._saved_record = vars(torch.Tensor).get("record_stream")      # None: TensorBase's
+        torch.Tensor.record_stream = lambda tensor, stream: None
         import torch.cuda.graphs as cuda_graphs            # torch 2.11's optimizer asks it there
         self._saved_capturing = cuda_graphs.is_current_stream_capturing
         cuda_graphs.is_current_stream_capturing = patches["is_current_stream_capturing"]
@@ -277,6 +292,15 @@ class TargetView:
             os.environ.pop("GEMS_VENDOR", None)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)
+        from torch.cuda import nvtx
+        from torch.utils.data._utils import pin_memory
+        for name, fn in self._saved_nvtx.items():
+            setattr(nvtx, name, fn)
+        pin_memory.pin_memory = self._saved_pin
+        if self._saved_record is None:
+            del torch.Tensor.record_stream
+        else:
+            torch.Tensor.record_stream = self._saved_record
         import torch.cuda.graphs as cuda_graphs
         cuda_graphs.is_current_stream_capturing = self._saved_capturing
         torch.version.hip, torch.version.cuda = self._saved_versions

@@ -442,3 +442,33 @@ def test_float8_inference_lists_its_scaled_matmuls(engine, snippet):
     calls = [c for c in r.outside if c["op"] == "aten._scaled_mm"]
     assert len(calls) == 2 and all(c["dtype"] == "fp8" for c in calls), r.outside
     assert [c["flops"] for c in calls] == [2 * 16 * 512 * 1024] * 2, calls
+
+
+RECURRENT = '''import torch
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(32, 64, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        return torch.log_softmax(self.head(self.rnn(x)[0]), -1)
+
+
+def example():
+    torch.compile(Tagger().cuda())(torch.randn(4, 16, 32, device="cuda")).sum().backward()
+'''
+
+
+def test_a_model_dynamo_runs_eagerly_says_why(engine):
+    """nn.LSTM: Dynamo does not trace it, and runs the whole forward eagerly (cuDNN, cuBLAS and
+    ATen's kernels on a GPU, none of them Triton's). On torch's CUDA wheel without a GPU the LSTM's
+    weight flattening looked for a driver ("Found no NVIDIA driver"); the message said only which
+    functions example() called."""
+    r = engine.compile(CompileRequest(source=RECURRENT, filename="tagger.py", target="cuda:90", sass=False),
+                       timeout=300)
+    assert r.error is not None and r.error.kind == "usage", r.error
+    assert "torch.compile compiled no graph: Dynamo ran the code eagerly, as it does on a GPU " \
+        "(Attempted to wrap RNN, GRU, or LSTM)" in r.error.message, r.error.message

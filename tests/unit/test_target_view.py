@@ -146,6 +146,43 @@ def test_a_weight_two_modules_share_stays_one_parameter_on_the_target():
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
+def test_the_cuda_runtime_calls_around_a_models_work_are_answered():
+    """What training and benchmark code calls around its work: each refused on the CPU wheel (no
+    CUDA) or looked for a driver on the CUDA one (nn.LSTM's weight flattening: `device_of`), before
+    the view answered it."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        x = torch.randn(8, 8, device="cuda")
+        with torch.cuda.device_of(x):
+            pass
+        torch.cuda.init()
+        torch.cuda.reset_peak_memory_stats()
+        assert torch.cuda.initial_seed() == torch.initial_seed()
+        torch.cuda.nvtx.range_push("step")
+        torch.cuda.nvtx.range_pop()
+        with torch.cuda.nvtx.range("forward"):
+            pass
+        pinned = torch.randn(4).pin_memory()
+        assert pinned.to("cuda", non_blocking=True).is_cuda
+        x.record_stream(torch.cuda.current_stream())
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):            # captured: the code runs once, as on a GPU
+            y = x * 2
+        graph.replay()
+        assert torch.equal(y, x * 2)
+        rnn = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True).cuda()
+        out, _ = rnn(torch.randn(2, 5, 8, device="cuda"))
+        assert out.shape == (2, 5, 16) and out.is_cuda
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(6, 2)), batch_size=3,
+                                             pin_memory=True)
+        assert [b[0].shape for b in loader] == [(3, 2), (3, 2)]
+    assert torch.cuda.CUDAGraph is not tensor_view.cuda_probes.CUDAGraph          # put back
+    assert torch.cuda.nvtx.range_push not in tensor_view.cuda_probes.NVTX_STAND_INS.values()
+    assert "record_stream" not in vars(torch.Tensor)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
 def test_histc_takes_integers_as_cudas_does():
     """A MoE router counts tokens per expert with histc on int32 ids: CUDA's kernel takes them,
     the CPU's does not ("histogram_cpu" not implemented for 'Int'). In the view: CUDA's answer,
