@@ -138,6 +138,8 @@ class TargetView:
         made = self.made = []       # a weak reference to every TargetTensor (no callback: none runs in the user's code)
 
         def on_target(t):
+            if t.layout is not torch.strided:      # a sparse gradient (Embedding(sparse=True)): no storage
+                return t                           # to alias, nothing a Triton kernel reads: left as made
             was_view = t._is_view()
             t = torch.Tensor._make_subclass(TargetTensor, t, True) if t.is_leaf and t.requires_grad else \
                 t.as_subclass(TargetTensor)                      # as_subclass would make a leaf a non-leaf

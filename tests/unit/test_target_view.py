@@ -182,6 +182,23 @@ def test_the_cuda_runtime_calls_around_a_models_work_are_answered():
     assert "record_stream" not in vars(torch.Tensor)
 
 
+def test_a_sparse_gradient_and_its_optimizer_step_run_on_the_target():
+    """nn.Embedding(sparse=True) and SparseAdam (recommendation models): its gradient is a sparse
+    tensor, which the view's alias of each op's output refused ("Cannot access storage of
+    SparseTensorImpl")."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    with tensor_view.TargetView(parse("cuda:90")):
+        emb = torch.nn.Embedding(100, 8, sparse=True).cuda()
+        opt = torch.optim.SparseAdam(emb.parameters())
+        before = emb.weight.detach().clone()
+        emb(torch.tensor([[1, 2], [3, 1]], device="cuda")).sum().backward()
+        assert emb.weight.grad.is_sparse
+        opt.step()
+        changed = (emb.weight.detach() != before).any(dim=1).nonzero().flatten().tolist()
+        assert changed == [1, 2, 3]
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU machine answers for itself")
 def test_histc_takes_integers_as_cudas_does():
     """A MoE router counts tokens per expert with histc on int32 ids: CUDA's kernel takes them,
