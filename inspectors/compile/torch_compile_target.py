@@ -204,6 +204,7 @@ class CompiledOnTarget:
             cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
             fused_ops.install_tracing(self._set, self._undo)    # _fused_rms_norm kept whole, as on CUDA
             attention.traced_as_on_gpu(self._set, self.view.device.major)
+            inductor_choices.upsampling_as_on_gpu(self._set)     # F.interpolate's memory format
 
     def _patch_inductor(self):
         """Once, at the first compile (importing Inductor costs a second)."""

@@ -137,6 +137,41 @@ def joint_passes_on_target(real_passes):
 _BY_DEVICE = ("mm", "addmm", "bmm", "convolution_backward")
 
 
+def upsampling_as_on_gpu(set_) -> None:
+    """`F.interpolate` traced as a GPU decomposes it: torch's nearest and linear upsamplings (their
+    CompositeImplicit kernels, which Dynamo and AOTAutograd trace, not Inductor's table) write a
+    channels-last input of fewer than 4 (nearest) or 16 (linear) channels in contiguous memory on
+    a GPU, in the input's memory format on a CPU (torch/_decomp/decompositions.py: "only use
+    channels_last path when it's faster"). A 3-channel image on an H200: no copy of the output.
+    `set_(obj, name, value)` records the undo."""
+    import torch
+    from torch._C import DispatchKey
+    from torch._prims_common import suggest_memory_format
+    from torch._subclasses.fake_tensor import is_fake
+    import torch._prims_common as utils
+    key, aten = DispatchKey.CompositeImplicitAutograd, torch.ops.aten
+    nearest = [getattr(aten, f"{kind}{d}d").vec for kind in ("upsample_nearest", "_upsample_nearest_exact")
+               for d in (1, 2, 3)] + [getattr(aten, f"{kind}{d}d").default
+                                      for kind in ("upsample_nearest", "_upsample_nearest_exact") for d in (1, 2, 3)]
+    linear = [aten.upsample_linear1d.vec, aten.upsample_bilinear2d.vec, aten.upsample_trilinear3d.vec]
+
+    def as_on_gpu(kernel, fewer_than: int):
+        def upsample(input, *args, **kwargs):
+            if not is_fake(input) or input.dim() < 4 or input.shape[1] >= fewer_than:
+                return kernel(input, *args, **kwargs)
+            utils.suggest_memory_format = lambda t: torch.contiguous_format if t is input else suggest_memory_format(t)
+            try:
+                return kernel(input, *args, **kwargs)
+            finally:
+                utils.suggest_memory_format = suggest_memory_format
+        return upsample
+    for ops, fewer_than in ((nearest, 4), (linear, 16)):
+        for op in ops:
+            if key in op.py_kernels:
+                set_(op, "py_kernels", {**op.py_kernels, key: as_on_gpu(op.py_kernels[key], fewer_than)})
+                set_(op, "_dispatch_cache", {})
+
+
 def decompositions_on_target(table: dict) -> dict:
     """Inductor's decomposition table, those of `_BY_DEVICE` deciding as for `cuda:0`."""
     return {op: _on_target(fn) if getattr(op, "_opname", None) in _BY_DEVICE else fn for op, fn in table.items()}

@@ -61,3 +61,25 @@ def test_freezing_is_refused_by_name_with_the_line(engine):
     r = engine.compile(CompileRequest(source=FROZEN, filename="frozen.py", target="cuda:90", sass=False), timeout=300)
     assert r.error is not None and "freezing (torch._inductor.config.freezing) is not supported" in r.error.message
     assert r.error.line == 10, r.error
+
+
+RESIZE = '''import torch
+import torch.nn.functional as F
+
+
+def example():
+    img = torch.randn(2, 3, 24, 24, device="cuda").contiguous(memory_format=torch.channels_last)
+    torch.compile(lambda x: F.interpolate(x, scale_factor=2, mode="nearest"))(img)
+'''
+
+
+def test_a_few_channels_upsampled_are_written_contiguous_as_on_the_gpu(engine):
+    """3 channels in channels-last memory: a GPU's nearest upsampling writes them contiguous, a
+    CPU's in the input's layout, with a copy (the kernel was `..._clone_...`, where the H200's
+    is not: tests/snippets/compiled/device_decompositions.py, benchmarks/results/gpu_drivers.txt)."""
+    r = engine.compile(CompileRequest(source=RESIZE, filename="resize.py", target="cuda:90", sass=False), timeout=300)
+    assert r.ok, r.error
+    [name] = {k.name for k in r.kernels}
+    assert "_unsafe_index" in name and "clone" not in name, name
+    # contiguous (N, C, H, W): the store walks x fastest; channels-last would stride by 3
+    assert "tl.store(out_ptr0 + (x" in r.kernels[0].stages["source"], r.kernels[0].stages["source"]
