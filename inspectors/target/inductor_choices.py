@@ -159,7 +159,9 @@ def upsampling_as_on_gpu(set_) -> None:
         def upsample(input, *args, **kwargs):
             if not is_fake(input) or input.dim() < 4 or input.shape[1] >= fewer_than:
                 return kernel(input, *args, **kwargs)
-            utils.suggest_memory_format = lambda t: torch.contiguous_format if t is input else suggest_memory_format(t)
+            # asked of the input (or its float32 copy: pw_cast_for_opmath) only
+            utils.suggest_memory_format = lambda t: torch.contiguous_format if t.shape == input.shape \
+                else suggest_memory_format(t)
             try:
                 return kernel(input, *args, **kwargs)
             finally:
