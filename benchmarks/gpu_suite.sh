@@ -8,10 +8,14 @@
 #
 #   TLENS_COMMIT=<hash> bash benchmarks/gpu_suite.sh   # the commit, written out: the tree
 #                                                     # travels without .git
-# The whole suite runs as two calls, each within the device tool's 600 s (their last times: docs/09):
-# TLENS_SUITE_ARGS="tests/unit/test_[a-k]*.py" (the slow CLI, diff, Inductor, insight and
-# kernel-launch tests), then TLENS_SUITE_ARGS="tests/unit/test_[l-z]*.py tests/app tests/sandbox tests/browser"
-# (the compile engine's pool and sandbox tests and the AppTest pages; browser and sandbox tests skip there).
+# The whole suite runs as two calls, each within the device tool's 600 s (their last times: docs/09),
+# each call two pytest processes side by side (TLENS_SUITE_GROUPS: groups split by '|', run at once on
+# the machine's 16 cores; one after the other, the two halves outgrew two calls at 03ce170):
+#   TLENS_SUITE_GROUPS="tests/unit/test_[a-k]*.py | tests/unit/test_[l-z]*.py"   (the readers, CLI, kernels
+#       against torch, the Benchmark and profile tests: the GPU-timed ones are all in tests/unit)
+#   TLENS_SUITE_GROUPS="tests/app | tests/sandbox tests/browser"   (AppTest pages; the compile engine's pool
+#       and sandbox tests; browser and sandbox tests skip there)
+# TLENS_SUITE_ARGS (one group) still works. A group's own summary line closes its section of the report.
 # The wheels to carry: the header of benchmarks/results/gpu_suite.txt lists them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +47,7 @@ print(f"triton: {triton.__version__}")
 print(f"python: {platform.python_version()}")
 PYEOF
   echo "commit: $commit"
-  echo "command: $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-(the whole suite)} (browser tests skip without Chromium)"
+  echo "command: $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_GROUPS:-${TLENS_SUITE_ARGS:-(the whole suite)}} (groups split by '|' run side by side; browser tests skip without Chromium)"
   echo
 } > "$REPORT" 2>&1
 
@@ -54,5 +58,21 @@ $PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing
 # 560 s (TLENS_SUITE_TIMEOUT: less where less device time is left): the device tool's command limit is
 # 600 s, and the report must come back
 # (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/unit/test_layering.py)
-timeout ${TLENS_SUITE_TIMEOUT:-560} $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${TLENS_SUITE_ARGS:-} 2>&1 | tee -a "$REPORT"
-exit "${PIPESTATUS[0]}"
+IFS='|' read -r -a GROUPS_ <<< "${TLENS_SUITE_GROUPS:-${TLENS_SUITE_ARGS:-}}"
+[ ${#GROUPS_[@]} -eq 0 ] && GROUPS_=("")
+pids=()
+for i in "${!GROUPS_[@]}"; do
+  # (each pytest process makes a workspace of its own: tests/conftest.py)
+  # shellcheck disable=SC2086  # the group's globs are for the shell to expand
+  timeout ${TLENS_SUITE_TIMEOUT:-560} $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${GROUPS_[$i]} \
+    > "$OUT/group-$i.log" 2>&1 &
+  pids+=($!)
+done
+rc=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}"; r=$?; [ $r -gt $rc ] && rc=$r
+  { echo "# ---- group $i:${GROUPS_[$i]:- (the whole suite)} (exit $r)"; cat "$OUT/group-$i.log"; echo; } >> "$REPORT"
+  rm -f "$OUT/group-$i.log"
+done
+tail -n 3 "$REPORT"
+exit $rc

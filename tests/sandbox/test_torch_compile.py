@@ -71,14 +71,18 @@ def test_flex_with_a_document_mask_a_score_mod_and_gqa_forward_and_backward(engi
     assert "mma" in tem.stages["ptx"]
 
 
-def test_an_associative_scan_with_a_dynamic_batch(engine, snippet):
-    """torch.compile's associative_scan (a combine subgraph), mark_dynamic on the batch: Triton's scan."""
+@pytest.mark.parametrize("name", ["scan_recurrence.py", "scan_static.py"])
+def test_an_associative_scan(engine, snippet, name):
+    """torch.compile's associative_scan (a combine subgraph), with mark_dynamic on the batch and at
+    fixed sizes: Triton's scan, its combine function Inductor's helper."""
     import torch
-    if tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 12):
+    if name == "scan_recurrence.py" and tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 12):
         pytest.skip("torch 2.11's Inductor refuses a scan whose combine graph has lifted symbols "
                     "(an H200 with torch 2.11 raises the same: benchmarks/results/gpu_drivers.txt)")
-    r = _compile(engine, snippet, "scan_recurrence.py")
-    assert any("tt.scan" in k.stages["ttir"] for k in r.kernels), [k.name for k in r.kernels]
+    r = _compile(engine, snippet, name)
+    [k] = [k for k in r.kernels if "tt.scan" in k.stages["ttir"]] or [None]
+    assert k is not None, [k.name for k in r.kernels]
+    assert k.origin["graph"] == "inference" and "def _triton_helper_fn" in k.stages["source"]
 
 
 def test_an_exported_model_compiles_for_the_target(engine, snippet):
