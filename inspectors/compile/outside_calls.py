@@ -4,7 +4,7 @@ flash, memory-efficient or cuDNN kernels (`aten._scaled_dot_product_*_attention`
 to cuDNN. Read in the worker from the graph Inductor compiled (each node's shapes and dtype, its
 FLOPs by torch.utils.flop_counter's formulas, its bytes) and the wrapper it wrote (which ops it
 calls outside Triton); a node a Triton template computes (max-autotune's matmul, FlexAttention)
-is not one. Each is a plain dict, kept with the result (CompileResult.outside) and listed in the
+is not one, nor is a view (a GPU launches nothing for it). Each is a plain dict, kept with the result (CompileResult.outside) and listed in the
 step table with an estimated time (inspectors/explain/estimate.py).
 """
 from __future__ import annotations
@@ -48,7 +48,8 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
     import torch
     called = extern_ops(wrapper)
     times = Counter(next(g for g in m.groups() if g) for m in _EXTERN_RE.finditer(wrapper))
-    nodes = [n for n in _calls(graph) if getattr(getattr(n.target, "overloadpacket", None), "__name__", "") in called]
+    nodes = [n for n in _calls(graph) if getattr(getattr(n.target, "overloadpacket", None), "__name__", "") in called
+             and not _is_view(n)]
     free = Counter(n.target.overloadpacket.__name__ for n in nodes if n.name not in fused)
     out, seen = [], set()
     for node in nodes:
@@ -66,6 +67,16 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
     if called - seen:
         out += _lowered(graph, wrapper, called - seen, lines_of, which)[:max(0, MAX_CALLS - len(out))]
     return out
+
+
+def _is_view(node) -> bool:
+    """Whether the node's op returns a view of its input (`permute`, `slice`, `view_as_real`: its
+    schema's returns alias it, read-only): the wrapper calls such an op of a graph Inductor left to
+    ATen (a complex tensor's) in Python, and a GPU runs no kernel for it."""
+    returns = getattr(getattr(node.target, "_schema", None), "returns", None)
+    if getattr(node.target, "overloadpacket", None).__name__ == "_unsafe_view":
+        return True
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
 
 
 def _call(which: str, name: str, inputs, val, lines: dict, flops: int | None) -> dict:

@@ -189,6 +189,25 @@ def test_outside_calls_are_named_by_what_runs_them_and_bounded():
     assert bounded_outside({"op": 1}) == ()
 
 
+def test_a_view_the_wrapper_calls_is_no_launch_outside_triton():
+    """Inductor leaves a complex tensor's ops to ATen (an STFT loss): its wrapper calls the FFT,
+    the complex abs and the views between them (`permute`, `view_as_real`); a GPU launches a
+    kernel for the first two only, so only they are calls outside Triton."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from inspectors.compile.outside_calls import of_graph
+
+    def f(x):
+        spec = torch.ops.aten._fft_r2c(x, [1], 0, True).permute(1, 0)
+        return torch.view_as_real(spec).abs(), spec.abs()
+
+    graph = make_fx(f)(torch.randn(8, 64)).graph
+    wrapper = "\n".join(f"buf{i} = torch.ops.aten.{op}.default(arg0)" for i, op in
+                        enumerate(("_fft_r2c", "permute", "view_as_real", "abs")))
+    calls = of_graph(graph, wrapper, lambda n: {}, "forward", set())
+    assert [c["op"] for c in calls] == ["aten._fft_r2c", "aten.abs", "aten.abs"], calls
+
+
 def test_measured_times_sit_beside_the_estimates():
     heads = [KernelResult("add_kernel", "cuda:90", {"num_warps": 4}, (), {}, launch=0,
                           workload={"bytes": 10 ** 9, "grid": [4096, 1, 1]}),
