@@ -1,4 +1,4 @@
-"""Ops whose CUDA kernel takes dtypes the CPU's does not, answered as CUDA's for the view's tensors.
+"""Ops whose CUDA kernel takes dtypes (or scales) the CPU's does not, answered as CUDA's for the view's tensors.
 
 The view's tensors are CPU tensors, so an op runs the CPU's kernel, and Dynamo's and AOTAutograd's
 fake tensors, made from them, run the CPU's checks. Where the two builds differ in the dtypes they
@@ -17,6 +17,12 @@ take, code that runs on the GPU fails here (and the kernels after it are never c
   resizing, the multi-margin losses in float16 and bfloat16. These compute in float32 here and
   give CUDA's dtype back (an FFT of float16 gives complex32, as cuFFT's does). rrelu's float16
   (`rrelu`, `rrelu_with_noise`) too.
+
+- `_scaled_mm` with a scale per row and per column (torchao's float8 "rowwise" recipe): CUDA's
+  kernel takes them (cuBLASLt's rowwise scaling on sm_89 and newer); torch 2.11's CPU kernel
+  asserts one scale per tensor (aten/src/ATen/native/Blas.cpp). Computed here as that scaling is
+  defined: the float32 product, each row times its scale_a, each column times its scale_b, plus
+  the bias, in out_dtype.
 
 - the rest of the survey: `abs` and `trace` of bool (and softsign, which calls abs) compute on
   uint8 (abs gives bool back, trace int64, as CUDA's and the meta functions do); `nansum` of
@@ -130,6 +136,23 @@ def nansum_as_cuda(func):
     return call
 
 
+def scaled_mm_as_cuda(func):
+    """torch._scaled_mm as CUDA computes it with per-row and per-column scales, where the CPU's
+    kernel takes one scale per tensor only."""
+    import torch
+
+    def call(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, use_fast_accum=False):
+        out = _refused(func, (a, b, scale_a, scale_b, bias, scale_result, out_dtype, use_fast_accum), {},
+                       "scale_a.numel() == 1")
+        if out is not None:
+            return out
+        prod = (a.to(torch.float32) @ b.to(torch.float32)) * scale_a.to(torch.float32) * scale_b.to(torch.float32)
+        if bias is not None:
+            prod = prod + bias.to(torch.float32)
+        return prod.to(out_dtype or a.dtype)
+    return call
+
+
 def _composites(func):
     """softsign and nanmean, Python functions that call abs and nansum where the view's mode does not
     see them: on the CPU's refusal, their formula with the CUDA-like abs and nansum."""
@@ -153,7 +176,7 @@ def _other(name: str | None):
     """The CUDA-like wrapper of an op of BOOL_ON_CUDA or COMPLEX_ON_CUDA (or a Python function calling
     one), by its name; None for others."""
     return bool_as_cuda if name in BOOL_ON_CUDA else nansum_as_cuda if name in COMPLEX_ON_CUDA else \
-        _composites if name in ("softsign", "nanmean") else None
+        _composites if name in ("softsign", "nanmean") else scaled_mm_as_cuda if name == "_scaled_mm" else None
 
 
 def eager(func, args, kwargs):
