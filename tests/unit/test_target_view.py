@@ -384,3 +384,28 @@ def test_attention_under_the_backends_the_code_picks_runs_where_the_gpus_would()
         torch.testing.assert_close(out, F.scaled_dot_product_attention(q, q, q, is_causal=True))
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION]), pytest.raises(RuntimeError, match="No viable backend"):
             F.scaled_dot_product_attention(q.float(), q.float(), q.float())
+
+
+def test_scaled_mm_with_rowwise_scales_is_cudas_where_the_cpus_takes_one_scale():
+    """torchao's float8 rowwise recipe calls _scaled_mm with a scale per row of A and per column of
+    B: CUDA's kernel takes them, torch 2.11's CPU kernel asserts one scale per tensor. The view's
+    answer where the CPU refuses: the product scaled row by row and column by column, plus the bias,
+    in out_dtype (compared with float64 arithmetic on the same fp8 values)."""
+    from inspectors.target import cuda_dtypes
+    a = (torch.randn(16, 32) * 4).to(torch.float8_e4m3fn)
+    b = (torch.randn(24, 32) * 4).to(torch.float8_e4m3fn).t()           # column-major, as cuBLAS takes it
+    sa, sb = torch.rand(16, 1) + 0.5, torch.rand(1, 24) + 0.5
+    bias = torch.randn(24).to(torch.bfloat16)
+    want = ((a.double() @ b.double()) * sa.double() * sb.double() + bias.double()).to(torch.bfloat16)
+
+    def cpu_of_torch_2_11(*args, **kwargs):
+        raise RuntimeError("(scale_a.numel() == 1 && scale_b.numel() == 1) INTERNAL ASSERT FAILED at Blas.cpp")
+    for func in (cpu_of_torch_2_11, torch._scaled_mm):
+        try:
+            got = cuda_dtypes.scaled_mm_as_cuda(func)(a, b, sa, sb, bias=bias, out_dtype=torch.bfloat16)
+        except RuntimeError as e:              # a CPU kernel refusing otherwise: not the view's to answer
+            assert func is torch._scaled_mm, e
+            continue
+        assert got.dtype == torch.bfloat16 and got.shape == (16, 24)
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+    assert cuda_dtypes._other("_scaled_mm") is cuda_dtypes.scaled_mm_as_cuda

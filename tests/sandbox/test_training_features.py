@@ -1,0 +1,37 @@
+"""Training-loop habits and torch.compile features as users write them (benchmarks/drivers/features/,
+compared kernel by kernel on the GPU machine: benchmarks/results/gpu_drivers.txt), compiled for a
+target without a GPU."""
+from pathlib import Path
+
+from inspectors.base.result import CompileRequest
+
+FEATURES = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "features"
+
+
+def _compile(engine, name):
+    r = engine.compile(CompileRequest(source=(FEATURES / name).read_text(), filename=name, target="cuda:90",
+                                      sass=False), timeout=300)
+    assert r.ok, r.error
+    return r
+
+
+def test_float8_rowwise_training_runs_its_scaled_matmuls_as_cuda(engine):
+    """torchao's rowwise recipe: a scale per row and column. Its quantizing kernels in the forward
+    and backward, its _scaled_mm calls cuBLAS's (torch 2.11's CPU kernel refused these scales when
+    the compiled graph ran: inspectors/target/cuda_dtypes.py)."""
+    r = _compile(engine, "fp8_rowwise.py")
+    graphs = {k.origin["graph"] for k in r.kernels}
+    assert graphs == {"forward", "backward"}, graphs
+    scaled = [c for c in r.outside if c["op"] == "aten._scaled_mm"]
+    assert {c["graph"] for c in scaled} == {"forward", "backward"} and all(c["dtype"] == "fp8" for c in scaled)
+    assert any("fp8e4nv" in a.type for k in r.kernels for a in k.args), [k.name for k in r.kernels]
+
+
+def test_an_stft_loss_lists_its_ffts_outside_triton_and_not_its_views(engine):
+    """Complex tensors: Inductor leaves their ops to ATen. The FFTs and the complex abs are calls
+    outside Triton; the permutes, slices and view_as_real between them run no kernel on a GPU."""
+    r = _compile(engine, "stft_loss.py")
+    ops = {c["op"] for c in r.outside}
+    assert {"aten._fft_r2c", "aten._fft_c2c", "aten.abs"} <= ops, ops
+    assert not ops & {"aten.permute", "aten.slice", "aten.view_as_real"}, ops
+    assert r.kernels and all(k.name.startswith("triton_") for k in r.kernels)
