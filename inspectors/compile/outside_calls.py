@@ -98,14 +98,28 @@ def _flops(node) -> int | None:
     import torch
     from torch.utils.flop_counter import flop_registry
     packet = getattr(node.target, "overloadpacket", None)
-    if packet not in flop_registry:
+    formula = flop_registry.get(packet) or _GROUPED.get(getattr(packet, "__name__", None))
+    if formula is None:
         return None
     args, kwargs, val = _hinted(torch.fx.node.map_arg((node.args, node.kwargs, node.meta.get("val")),
                                                       lambda n: n.meta.get("val")))
     try:
-        return int(flop_registry[packet](*args, **kwargs, out_val=val))
+        return int(formula(*args, **kwargs, out_val=val))
     except Exception:  # noqa: BLE001 - a formula that does not take these arguments: bytes only
         return None
+
+
+def _grouped_mm_flops(a, b, *args, out_val=None, **kwargs) -> int:
+    """A grouped matmul's 2·M·N·K summed over its groups (torch.utils.flop_counter has no formula
+    for it): 2-D × 2-D splits the shared K by the offsets (an MoE's weight gradients), so the
+    groups' Ks add up to a's; otherwise each output element is a K-long dot, K = a's last size."""
+    if a.dim() == 2 and b.dim() == 2:
+        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    return 2 * out_val.numel() * a.shape[-1]
+
+
+# the grouped matmuls of MoE layers (torchtitan's, torchao's float8 MoE): no formula in torch's registry
+_GROUPED = {"_grouped_mm": _grouped_mm_flops, "_scaled_grouped_mm": _grouped_mm_flops}
 
 
 def _hinted(value):

@@ -372,3 +372,25 @@ def test_a_kernel_in_a_subgraph_function_counts_once_per_call_of_it():
     assert kernel_calls(wrapper, "triton_poi_fused_add_erf_mul_0") == 2
     assert kernel_calls(wrapper, "triton_poi_fused_mul_relu_2") == 1
     assert kernel_calls(wrapper, "triton_poi_fused_other_3") == 0
+
+
+def test_a_grouped_matmul_outside_triton_has_its_flops():
+    """An MoE's expert matmuls are torch._grouped_mm calls (cuBLAS on the GPU), which torch's FLOP
+    counter has no formula for: tokens × each expert's weight is 2·M·N·K over the groups, the
+    weights' gradient (2-D × 2-D, K split by the offsets) 2·M·N·K with K the groups' sum."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from inspectors.compile.outside_calls import of_graph
+
+    def f(tokens, w, grad):
+        offs = torch.tensor([300, 700, 1024], dtype=torch.int32)
+        return (torch._grouped_mm(tokens, w, offs=offs),                 # 1024×256 · 3×256×512
+                torch._grouped_mm(tokens.t(), grad, offs=offs))           # 256×1024 · 1024×512 → 3×256×512
+
+    args = (torch.randn(1024, 256, dtype=torch.bfloat16), torch.randn(3, 256, 512, dtype=torch.bfloat16),
+            torch.randn(1024, 512, dtype=torch.bfloat16))
+    graph = make_fx(f, tracing_mode="fake")(*args).graph
+    wrapper = "buf0 = extern_kernels._grouped_mm(arg0, arg1)\nbuf1 = extern_kernels._grouped_mm(arg2, arg3)\n"
+    calls = [c for c in of_graph(graph, wrapper, lambda n: {}, "forward", set()) if c["op"] == "aten._grouped_mm"]
+    assert [c["flops"] for c in calls] == [2 * 1024 * 512 * 256, 2 * 256 * 1024 * 512], calls
+    assert {c["kind"] for c in calls} == {"cuBLAS"}
