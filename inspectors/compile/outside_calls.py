@@ -125,19 +125,36 @@ _GROUPED = {"_grouped_mm": _grouped_mm_flops, "_scaled_grouped_mm": _grouped_mm_
 def _hinted(value):
     """`value` with each tensor a meta tensor of its sizes' hints, each symbolic int its hint: a
     size read here (int(), a formula's comparison) adds no guard to a dynamic graph (one did:
-    its next size compiled again)."""
+    its next size compiled again). A data-dependent size (an MoE's tokens for one expert, from
+    torch.where) has no hint: it takes Inductor's own fallback clamped to the size's known range,
+    as Inductor sizes the Triton kernels beside the call."""
+    import torch
+
+    def one(v):
+        if isinstance(v, torch.Tensor):
+            return torch.empty_strided([_hint(d) for d in v.shape], [_hint(d) for d in v.stride()],
+                                       dtype=v.dtype, device="meta")
+        return _hint(v) if isinstance(v, torch.SymInt) else v
+    return torch.utils._pytree.tree_map(one, value)
+
+
+def _hint(v) -> int:
     import torch
     try:
         from torch.fx.experimental.symbolic_shapes import optimization_hint as hint_int    # torch 2.13
     except ImportError:
         from torch.fx.experimental.symbolic_shapes import hint_int                         # torch 2.11
-
-    def one(v):
-        if isinstance(v, torch.Tensor):
-            return torch.empty_strided([hint_int(d, 1) for d in v.shape], [hint_int(d, 1) for d in v.stride()],
-                                       dtype=v.dtype, device="meta")
-        return hint_int(v, -1) if isinstance(v, torch.SymInt) else v
-    return torch.utils._pytree.tree_map(one, value)
+    if not isinstance(v, torch.SymInt):
+        return v
+    from torch._inductor import config
+    fallback = config.unbacked_symint_fallback
+    try:
+        bounds = v.node.shape_env.bound_sympy(v.node.expr)
+        fallback = max(int(bounds.lower), fallback) if bounds.lower.is_finite else fallback
+        fallback = min(int(bounds.upper), fallback) if bounds.upper.is_finite else fallback
+    except Exception:  # noqa: BLE001 - no range known: Inductor's fallback as it is
+        pass
+    return hint_int(v, fallback)
 
 
 # in Inductor's wrapper: `buf1 = empty_strided_cuda((1024, 1), (1, 1), torch.bfloat16)`,

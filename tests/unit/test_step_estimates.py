@@ -394,3 +394,26 @@ def test_a_grouped_matmul_outside_triton_has_its_flops():
     calls = [c for c in of_graph(graph, wrapper, lambda n: {}, "forward", set()) if c["op"] == "aten._grouped_mm"]
     assert [c["flops"] for c in calls] == [2 * 1024 * 512 * 256, 2 * 256 * 1024 * 512], calls
     assert {c["kind"] for c in calls} == {"cuBLAS"}
+
+
+def test_a_data_dependent_size_outside_triton_is_sized_as_inductor_sizes_its_kernels():
+    """An MoE loop's tokens for one expert come from torch.where: a size with no hint. The matmul
+    on them is sized as Inductor sizes the Triton kernels beside it (its fallback clamped to the
+    size's range: at most the 256 tokens), not as one row."""
+    import torch
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from inspectors.compile.outside_calls import of_graph
+
+    def f(x, expert, w):
+        idx = torch.nonzero(expert == 0).squeeze(1)
+        return torch.mm(x[idx], w)
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    with FakeTensorMode(shape_env=ShapeEnv()):          # static inputs: nonzero's size is u0 in [0, 256]
+        args = (torch.randn(256, 128), torch.randint(0, 4, (256,)), torch.randn(128, 64))
+    graph = make_fx(f)(*args).graph
+    calls = [c for c in of_graph(graph, "extern_kernels.mm(buf0, arg2, out=buf1)\n", lambda n: {}, "forward", set())
+             if c["op"] == "aten.mm"]
+    assert [c["shapes"] for c in calls] == [[[256, 128], [128, 64]]], calls
+    assert calls[0]["flops"] == 2 * 256 * 128 * 64
