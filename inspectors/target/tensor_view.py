@@ -154,7 +154,9 @@ class TargetView:
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 if torch._C._get_dispatch_mode(fake_key) is not None:      # a tracer's fake tensors (Helion's):
                     return func(*args, **(kwargs or {}))                  # their devices are theirs
-                kwargs = {k: (cuda_probes.on_cpu(v) if k == "device" else v) for k, v in (kwargs or {}).items()}
+                # pin_memory=True (a factory's: save_on_cpu's offloaded activations) pins nothing here
+                kwargs = {k: (cuda_probes.on_cpu(v) if k == "device" else False if k == "pin_memory" else v)
+                          for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
                 if func in (torch.Tensor.pin_memory, torch._cudnn_rnn_flatten_weight):
@@ -210,6 +212,13 @@ class TargetView:
             setattr(nvtx, name, fn)
         # a DataLoader's pin_memory=True pins each batch in a thread of its own (no mode there)
         self._saved_pin, pin_memory.pin_memory = pin_memory.pin_memory, lambda data, device=None: data
+        # activation offloading (save_on_cpu): its hooks copy each saved tensor to host memory and back
+        # inside the compiled graph's autograd Function and the backward's engine, where no mode of the
+        # view runs (pinned buffers, `.to("cuda")`); on a GPU those are copies, no kernel: here the
+        # tensors stay where they are, the kernels the same
+        self._saved_offload = torch.autograd.graph.save_on_cpu.__init__
+        torch.autograd.graph.save_on_cpu.__init__ = lambda hooks, pin_memory=False, device_type="cuda": \
+            torch.autograd.graph.saved_tensors_hooks.__init__(hooks, lambda t: t, lambda t: t)
         # a stream's hold on a tensor's memory (its argument parsed before any mode: the class's)
         self._saved_record = vars(torch.Tensor).get("record_stream")      # None: TensorBase's
         torch.Tensor.record_stream = lambda tensor, stream: None
@@ -299,6 +308,7 @@ class TargetView:
         for name, fn in self._saved_nvtx.items():
             setattr(nvtx, name, fn)
         pin_memory.pin_memory = self._saved_pin
+        torch.autograd.graph.save_on_cpu.__init__ = self._saved_offload
         if self._saved_record is None:
             del torch.Tensor.record_stream
         else:

@@ -35,3 +35,14 @@ def test_an_stft_loss_lists_its_ffts_outside_triton_and_not_its_views(engine):
     assert {"aten._fft_r2c", "aten._fft_c2c", "aten.abs"} <= ops, ops
     assert not ops & {"aten.permute", "aten.slice", "aten.view_as_real"}, ops
     assert r.kernels and all(k.name.startswith("triton_") for k in r.kernels)
+
+
+def test_activation_offloading_compiles_the_same_kernels_as_without_it(engine):
+    """save_on_cpu(pin_memory=True) around a compiled MLP: its hooks pin host buffers and copy the
+    saved activations there and back, which the CPU wheel refused (no pinned allocator) and the
+    backward's `.to("cuda")` with it. On a GPU those are copies, no kernel: the forward's GELU and
+    the backward's kernels, and the matmuls of both."""
+    r = _compile(engine, "offload.py")
+    graphs = [k.origin["graph"] for k in r.kernels]
+    assert "forward" in graphs and "backward" in graphs, graphs
+    assert [c["graph"] for c in r.outside].count("backward") == 4, r.outside

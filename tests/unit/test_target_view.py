@@ -177,7 +177,18 @@ def test_the_cuda_runtime_calls_around_a_models_work_are_answered():
         loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(6, 2)), batch_size=3,
                                              pin_memory=True)
         assert [b[0].shape for b in loader] == [(3, 2), (3, 2)]
+        staging = torch.empty(4, pin_memory=True)             # a host buffer for copies
+        assert staging.shape == (4,)
+        # activation offloading, its saved tensors sent to the host in the forward and back (compiled:
+        # tests/sandbox/test_training_features.py)
+        mlp = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU()).cuda()
+        inp = torch.randn(4, 8, device="cuda", requires_grad=True)
+        with torch.autograd.graph.save_on_cpu(pin_memory=True):
+            loss = mlp(inp).square().sum()
+        loss.backward()
+        assert inp.grad.is_cuda and inp.grad.shape == (4, 8)
     assert torch.cuda.CUDAGraph is not tensor_view.cuda_probes.CUDAGraph          # put back
+    assert "<lambda>" not in torch.autograd.graph.save_on_cpu.__init__.__qualname__
     assert torch.cuda.nvtx.range_push not in tensor_view.cuda_probes.NVTX_STAND_INS.values()
     assert "record_stream" not in vars(torch.Tensor)
 
