@@ -13,7 +13,7 @@
 # the machine's 16 cores; one after the other, the two halves outgrew two calls at 03ce170):
 #   TLENS_SUITE_GROUPS="tests/unit/test_[a-k]*.py | tests/unit/test_[l-z]*.py"   (the readers, CLI, kernels
 #       against torch, the Benchmark and profile tests: the GPU-timed ones are all in tests/unit)
-#   TLENS_SUITE_GROUPS="tests/app | tests/sandbox tests/browser"   (AppTest pages; the compile engine's pool
+#   TLENS_SUITE_GROUPS="tests/app | tests/sandbox/test_[a-o]*.py | tests/sandbox/test_[p-z]*.py tests/browser"   (AppTest pages; the compile engine's pool
 #       and sandbox tests; browser and sandbox tests skip there)
 # TLENS_SUITE_ARGS (one group) still works. A group's own summary line closes its section of the report.
 # The wheels to carry: the header of benchmarks/results/gpu_suite.txt lists them.
@@ -55,7 +55,7 @@ PYEOF
 $PY -c "import streamlit, graphviz, pygments, matplotlib; from streamlit.testing.v1 import AppTest" >>"$REPORT" 2>&1 \
   || { echo "the carried wheels do not import (see above)" | tee -a "$REPORT"; exit 1; }
 
-# 560 s (TLENS_SUITE_TIMEOUT: less where less device time is left): the device tool's command limit is
+# 540 s (TLENS_SUITE_TIMEOUT: less where less device time is left): the device tool's command limit is
 # 600 s, and the report must come back
 # (TLENS_SUITE_ARGS narrows it for a smoke run elsewhere, e.g. TLENS_SUITE_ARGS=tests/unit/test_layering.py)
 IFS='|' read -r -a GROUPS_ <<< "${TLENS_SUITE_GROUPS:-${TLENS_SUITE_ARGS:-}}"
@@ -64,7 +64,9 @@ pids=()
 for i in "${!GROUPS_[@]}"; do
   # (each pytest process makes a workspace of its own: tests/conftest.py)
   # shellcheck disable=SC2086  # the group's globs are for the shell to expand
-  timeout ${TLENS_SUITE_TIMEOUT:-560} $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${GROUPS_[$i]} \
+  # SIGINT at the limit (then KILL 20 s on): pytest stops as at Ctrl-C and still prints the failures so far,
+  # which a cut run's report lacked when TERM killed it
+  timeout -s INT -k 20 ${TLENS_SUITE_TIMEOUT:-540} $PY -m pytest -q -p no:cacheprovider -rs --durations=12 ${GROUPS_[$i]} \
     > "$OUT/group-$i.log" 2>&1 &
   pids+=($!)
 done
