@@ -175,3 +175,28 @@ def runtime_stand_ins() -> dict:
 # NVTX ranges (torch.cuda.nvtx; a CPU-only torch has no NVTX): marks for a profiler the target lacks
 NVTX_STAND_INS = {"range_push": lambda msg: 0, "range_pop": lambda: 0, "range_start": lambda msg: 0,
                   "range_end": lambda range_id: None, "mark": lambda msg: None}
+
+
+def accelerator_stand_ins() -> dict:
+    """`torch.accelerator` (the device-neutral API newer code and PyTorch's tutorials ask:
+    `torch.accelerator.current_accelerator()`, `.is_available()`, `.synchronize()`) as a GPU
+    answers it, while the view is entered: the CPU wheel has no accelerator (None, 0 devices),
+    the CUDA wheel with no GPU raises at the device index. `torch._C._get_accelerator` is what
+    torch's own Python asks where the code names no device (`torch.get_device_module()`, FSDP2's
+    default mesh): the same answer. The memory figures are torch.cuda's in the view; the current
+    stream is left to torch (Dynamo reads its device: inspectors.compile.torch_compile_target)."""
+    import torch
+    none = lambda *args, **kwargs: None         # noqa: E731 - a stand-in that does nothing, as named
+    cuda = lambda *args, **kwargs: torch.device("cuda")    # noqa: E731
+    return {
+        "current_accelerator": cuda, "is_available": lambda: True, "device_count": lambda: 1,
+        "current_device_index": lambda: 0, "current_device_idx": lambda: 0,
+        "set_device_index": none, "set_device_idx": none, "device_index": lambda device, /: DeviceContext(device),
+        "synchronize": none,
+        "empty_cache": none, "empty_host_cache": none, "reset_peak_memory_stats": none,
+        "reset_accumulated_memory_stats": none,
+        **{name: (lambda name: lambda device_index=None, /: getattr(torch.cuda, name)())(name)
+           for name in ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+                        "memory_stats")},
+        "get_memory_info": lambda device_index=None, /: torch.cuda.mem_get_info(),
+    }

@@ -205,6 +205,12 @@ class TargetView:
         self._saved = {name: getattr(torch.cuda, name) for name in patches}
         for name, fn in patches.items():
             setattr(torch.cuda, name, fn)
+        accelerator = cuda_probes.accelerator_stand_ins()
+        self._saved_accelerator = {name: getattr(torch.accelerator, name) for name in accelerator
+                                   if hasattr(torch.accelerator, name)}        # (torch 2.11 has fewer)
+        for name in self._saved_accelerator:
+            setattr(torch.accelerator, name, accelerator[name])
+        self._saved_get_accelerator, torch._C._get_accelerator = torch._C._get_accelerator, accelerator["current_accelerator"]
         from torch.cuda import nvtx
         from torch.utils.data._utils import pin_memory
         self._saved_nvtx = {name: getattr(nvtx, name) for name in cuda_probes.NVTX_STAND_INS}
@@ -303,6 +309,9 @@ class TargetView:
             os.environ.pop("GEMS_VENDOR", None)
         for name, fn in self._saved.items():
             setattr(torch.cuda, name, fn)
+        for name, fn in self._saved_accelerator.items():
+            setattr(torch.accelerator, name, fn)
+        torch._C._get_accelerator = self._saved_get_accelerator
         from torch.cuda import nvtx
         from torch.utils.data._utils import pin_memory
         for name, fn in self._saved_nvtx.items():

@@ -3,6 +3,8 @@ memory-efficient kernel expanded to the attention's shape, and padded first wher
 strides are not multiples of 8; the backends the code picks; a graph of attention alone."""
 import re
 
+import torch
+
 from inspectors.base.result import CompileRequest
 
 
@@ -58,5 +60,12 @@ def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
     r = engine.compile(CompileRequest(source=ATTENTION_ALONE, filename="alone.py", target="cuda:90", sass=False),
                        timeout=300)
     assert r.error is not None and r.error.kind == "usage"
+    kernel = "flash_attention"
+    if torch.cuda.is_available():     # the GPU's own pick (an H200 with torch 2.11: cuDNN's)
+        from torch.nn.attention import SDPBackend
+        q = torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+        kernel = {int(SDPBackend.FLASH_ATTENTION): "flash_attention", int(SDPBackend.CUDNN_ATTENTION): "cudnn_attention",
+                  int(SDPBackend.EFFICIENT_ATTENTION): "efficient_attention"}[
+            torch._fused_sdp_choice(q, q, q, None, 0.0, True, None, False)]
     assert "torch.compile made no Triton kernel of its graphs, which call only " \
-        "aten._scaled_dot_product_flash_attention, aten._scaled_dot_product_flash_attention_backward" in r.error.message
+        f"aten._scaled_dot_product_{kernel}, aten._scaled_dot_product_{kernel}_backward" in r.error.message

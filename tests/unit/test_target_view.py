@@ -193,6 +193,26 @@ def test_the_cuda_runtime_calls_around_a_models_work_are_answered():
     assert "record_stream" not in vars(torch.Tensor)
 
 
+def test_torch_accelerator_answers_as_the_gpu_does():
+    """PyTorch's tutorials pick the device with `torch.accelerator`: the CPU wheel has none (the
+    tutorial's tensors went to the CPU), the CUDA wheel with no GPU raised at the device index;
+    torch's own Python asks `torch._C._get_accelerator` where the code names no device (FSDP2's
+    default mesh, `torch.get_device_module()`)."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    before = (torch.accelerator.is_available, torch.accelerator.current_accelerator, torch._C._get_accelerator)
+    with tensor_view.TargetView(parse("cuda:90")):
+        dev = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else torch.device("cpu")
+        assert dev == torch.device("cuda") and torch.accelerator.device_count() == 1
+        assert torch.accelerator.current_device_index() == 0 and torch._C._get_accelerator().type == "cuda"
+        assert torch.get_device_module() is torch.cuda
+        with torch.accelerator.device_index(0):
+            x = torch.ones(4, device=dev)
+        assert x.is_cuda and torch.accelerator.memory_allocated() == torch.cuda.memory_allocated()
+        torch.accelerator.synchronize()
+    assert (torch.accelerator.is_available, torch.accelerator.current_accelerator, torch._C._get_accelerator) == before
+
+
 def test_a_sparse_gradient_and_its_optimizer_step_run_on_the_target():
     """nn.Embedding(sparse=True) and SparseAdam (recommendation models): its gradient is a sparse
     tensor, which the view's alias of each op's output refused ("Cannot access storage of
