@@ -45,7 +45,7 @@ def main() -> int:
                                        else torch.rand(lq, lk, device="cuda") > 0.2)
         gqa = h != hkv
         try:
-            gpu = names.get(torch._fused_sdp_choice(q, k, v, m, drop, causal, None, gqa), "?")
+            gpu = names.get(torch._fused_sdp_choice(q, k, v, m, drop, causal, enable_gqa=gqa), "?")
         except RuntimeError as e:
             gpu = f"error: {str(e)[:12]}"
         bias = None if m is None else (m if m.dtype != torch.bool else torch.zeros(lq, lk, dtype=dtype, device="cuda"))

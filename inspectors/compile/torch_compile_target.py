@@ -385,9 +385,10 @@ class CompiledOnTarget:
             if not launch.origin.get("lines") and site is not None:     # its nodes name no line of the user's
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
-        if self.view is not None:        # what runs here: the GPU's attention ops as the CPU's kernels (and
-            attention.without_dropout(gm)    # no dropout, which they refuse); an op whose CUDA kernel takes
-            cuda_dtypes.on_cpu_graph(gm)     # a dtype the CPU's refuses
+        if not torch.cuda.is_available() or self.view is not None:   # the graph runs on the CPU: the GPU's
+            attention.without_dropout(gm)    # attention ops as the CPU's kernels, and no dropout, which they refuse
+        if self.view is not None:        # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
+            cuda_dtypes.on_cpu_graph(gm)
         return make_boxed_func(_running(gm, {launch.fn.__name__ for launch in recorded}))
 
 

@@ -66,6 +66,6 @@ def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
         q = torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
         kernel = {int(SDPBackend.FLASH_ATTENTION): "flash_attention", int(SDPBackend.CUDNN_ATTENTION): "cudnn_attention",
                   int(SDPBackend.EFFICIENT_ATTENTION): "efficient_attention"}[
-            torch._fused_sdp_choice(q, q, q, None, 0.0, True, None, False)]
+            torch._fused_sdp_choice(q, q, q, None, 0.0, True)]
     assert "torch.compile made no Triton kernel of its graphs, which call only " \
         f"aten._scaled_dot_product_{kernel}, aten._scaled_dot_product_{kernel}_backward" in r.error.message
