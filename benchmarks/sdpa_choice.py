@@ -1,9 +1,9 @@
 """Which kernel does scaled_dot_product_attention pick on this GPU, and does the target view pick
 the same? (not a test: it prints; run it on the GPU machine)
 
-The view rewrites each traced attention as the GPU's op by `inspectors.target.attention._choice`
-(flash, then memory-efficient, else the math path as traced). The GPU's C++ entry
-(sdp_utils.cpp's priority order) can also take cuDNN attention. For a grid of shapes, dtypes,
+The view traces each attention as the GPU's op by `inspectors.target.sdpa_backend.choice` (cuDNN's
+first on sm_90 and sm_10x, then flash, then memory-efficient, else the math path, as the GPU's C++
+entry orders them: sdp_utils.cpp). For a grid of shapes, dtypes,
 masks, dropout and grouped heads, this prints torch's own choice (`torch._fused_sdp_choice` on
 the GPU's tensors) beside the view's, and a count of the rows that differ.
 
@@ -19,14 +19,15 @@ def main() -> int:
     import torch
     from torch.nn.attention import SDPBackend
 
-    from inspectors.target.attention import _choice
+    from inspectors.target.sdpa_backend import choice
     if not torch.cuda.is_available():
         print("no GPU here: this compares the GPU's own choice with the view's")
         return 1
     major = torch.cuda.get_device_capability()[0]
     names = {int(b): b.name for b in (SDPBackend.ERROR, SDPBackend.MATH, SDPBackend.FLASH_ATTENTION,
                                       SDPBackend.EFFICIENT_ATTENTION, SDPBackend.CUDNN_ATTENTION)}
-    view_names = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION", None: "MATH"}
+    view_names = {"cudnn": "CUDNN_ATTENTION", "flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                  None: "MATH"}
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     print(f"{torch.cuda.get_device_name()} · torch {torch.__version__} · cuDNN {cudnn}")
     print(f"{'dtype':9} {'B,H,Hkv,L,S,D':22} {'causal':6} {'grad':5} {'mask':6} {'drop':5} {'GPU':20} {'view':20}")
@@ -49,7 +50,7 @@ def main() -> int:
         except RuntimeError as e:
             gpu = f"error: {str(e)[:12]}"
         bias = None if m is None else (m if m.dtype != torch.bool else torch.zeros(lq, lk, dtype=dtype, device="cuda"))
-        view = view_names[_choice(q, k, v, causal, major, bias)]
+        view = view_names[choice(q, k, v, causal, major, bias, dropout=drop, enable_gqa=gqa)]
         rows += 1
         differ += gpu != view
         mark = "" if gpu == view else "   <- differs"

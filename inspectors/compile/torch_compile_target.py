@@ -52,7 +52,7 @@ from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, launch_call, outside_calls
 from inspectors.read.inductor import kernel_calls, parse_wrapper
-from inspectors.target import attention, cuda_dtypes, fused_ops, graph_on_target, inductor_choices, inductor_device
+from inspectors.target import attention, cuda_dtypes, flex, fused_ops, graph_on_target, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -198,7 +198,7 @@ class CompiledOnTarget:
             return
         self._patched_tracing = True
         inductor_device.install_device_swaps(self._set)
-        attention.flex_options_as_target(self._set)
+        flex.options_as_target(self._set)
         if self.view is not None:                 # a tensor's device, read by the traced code: the target's
             inductor_choices.install_tracing(self._set)
             cuda_dtypes.install_tracing(self._undo)     # fake CPU tensors take CUDA's dtypes (histc)
@@ -229,7 +229,7 @@ class CompiledOnTarget:
         self._set(triton_helpers, "set_driver_to_gpu", lambda: None)
         if self.view is not None:                 # its decompositions and joint-graph passes: the target's
             inductor_choices.install(self._set)
-        attention.flex_strides_without_copy(self._set)
+        flex.strides_without_copy(self._set)
         from torch._inductor import virtualized
         from torch._inductor.codegen.triton import TritonScheduling
         define_kernel = TritonScheduling.define_kernel

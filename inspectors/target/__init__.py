@@ -20,8 +20,11 @@ machine with a GPU nothing here is entered: the real GPU answers.
     fused_ops         ops a CUDA build keeps whole where the CPU's decomposes them (F.rms_norm's
                       _fused_rms_norm), traced as CUDA's: forward, backward and their kernels' names.
     autocast          torch.autocast("cuda") casting the view's tensors by CUDA autocast's policy.
-    attention         attention as the GPU picks it: SDPA's flash / memory-efficient kernel in a
-                      compiled graph, FlexAttention's options and strides.
+    sdpa_backend      which attention kernel the GPU picks (cuDNN's, flash, memory-efficient, math)
+                      for an attention's inputs, by the CUDA build's rules.
+    attention         attention as the GPU runs it: SDPA's cuDNN / flash / memory-efficient op in a
+                      compiled graph and the CPU's stand-ins for them.
+    flex              FlexAttention's kernel options and output strides, traced as the target's.
     inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
                       the device index swaps of Dynamo's and Inductor's device guards.
     graph_on_target   a graph AOTAutograd traced on CPU tensors made the target's for Inductor: devices,

@@ -2,9 +2,11 @@
 
 AOTAutograd traces the code on the view's CPU tensors, where `scaled_dot_product_attention`
 picks its CPU kernel, `_scaled_dot_product_flash_attention_for_cpu` (and its backward). On the
-GPU it picks by the same rules the CUDA build applies (aten/src/ATen/native/transformers/
-sdp_utils.cpp, priority flash, then memory-efficient): `_scaled_dot_product_flash_attention` for
-fp16/bf16 with a head size up to 256, else `_scaled_dot_product_efficient_attention`. Both are
+GPU it picks by the rules the CUDA build applies (inspectors/target/sdpa_backend.py): on sm_90
+cuDNN's `_scaled_dot_product_cudnn_attention` for fp16/bf16, on sm_80 `_scaled_dot_product_flash_attention`,
+else `_scaled_dot_product_efficient_attention`. cuDNN's is traced as the GPU's op itself
+(`_gpu_attention`: its meta function lays its output out as the query, its autograd formula saves
+what its backward takes), the others rewritten after the trace (`as_on_gpu`). All are
 kernels of their own that Inductor calls, not Triton kernels; but their outputs' layouts (and
 the strides their inputs must have: Inductor's `sdpa_constraint`) decide the copies and
 transposes Inductor fuses around them, and the names of every kernel after (a GPT's backward
@@ -34,39 +36,7 @@ import contextlib
 import operator
 
 
-FUSED = frozenset({"flash", "efficient"})
-
-
-def _choice(query, key, value, is_causal: bool, major: int, mask=None, allowed=FUSED) -> str | None:
-    """"flash", "efficient", or None (leave the CPU's node) for this attention on sm_<major>x;
-    `mask`: the additive mask's value (flash takes none; the memory-efficient kernel one whose
-    last stride is 1, padded first where its other strides are not multiples of 8: `_bias`);
-    `allowed`: the fused kernels the code left enabled (`sdpa_kernel`)."""
-    import torch
-    if major < 8 or query.dim() != 4 or key.shape[1] != value.shape[1] or query.shape[1] % key.shape[1]:
-        return None
-    head, vhead = query.shape[-1], value.shape[-1]
-    if head != key.shape[-1] or head != vhead or head % 8:
-        return None
-    flash = "flash" in allowed and mask is None and query.dtype in (torch.float16, torch.bfloat16) and \
-        head <= 256 and not (is_causal and query.shape[-2] != key.shape[-2])
-    if query.shape[1] != key.shape[1]:      # grouped query heads: flash takes them, the efficient kernel
-        return "flash" if flash else None   # does not (the math path, which copies k and v: as traced)
-    if mask is not None and mask.stride()[-1] != 1:     # the math path (as traced)
-        return None
-    return "flash" if flash else "efficient" if "efficient" in allowed else None
-
-
-def enabled() -> frozenset:
-    """The attention backends the code left enabled ("flash", "efficient", "math"): torch.backends.cuda's
-    flags, which `torch.nn.attention.sdpa_kernel` sets while its block runs."""
-    import torch
-    cuda = torch.backends.cuda
-    return frozenset(name for name, on in (("flash", cuda.flash_sdp_enabled()), ("efficient", cuda.mem_efficient_sdp_enabled()),
-                                           ("math", cuda.math_sdp_enabled())) if on)
-
-
-NO_BACKEND = "No viable backend for scaled_dot_product_attention was found."
+from inspectors.target.sdpa_backend import FUSED, NO_BACKEND, choice as _choice, enabled
 
 
 def eager(func, args, kwargs, major: int):
@@ -81,7 +51,8 @@ def eager(func, args, kwargs, major: int):
     names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
     given = {**dict(zip(names, args)), **kwargs}
     q, k, v = given["query"], given["key"], given["value"]
-    if _choice(q, k, v, given.get("is_causal", False), major, given.get("attn_mask"), allowed) is None \
+    if _choice(q, k, v, given.get("is_causal", False), major, given.get("attn_mask"), allowed,
+               given.get("dropout_p", 0.0), given.get("enable_gqa", False)) is None \
             and "math" not in allowed and major >= 8:          # (before sm_80 the choice is not modelled)
         raise RuntimeError(NO_BACKEND)
     with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
@@ -163,7 +134,7 @@ def as_on_gpu(gm, fakes: list, backend: str, major: int) -> bool:
             if qv is None:
                 continue
             kind = _choice(qv, kv, vv, causal, major, val(mask))
-            if kind is None:
+            if kind not in ("flash", "efficient"):        # the math path (cuDNN's op is traced as the GPU's)
                 continue
             with graph.inserting_before(node):     # the forward's philox state (dropout off: unused)
                 seed = graph.call_function(aten.empty.memory_format, ([2],),
@@ -243,17 +214,17 @@ def traced_as_on_gpu(set_, major: int) -> None:
     composite = DispatchKey.CompositeImplicitAutograd
 
     def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
-        allowed = enabled()
-        # with dropout, or a mask the GPU pads (its padded copy is what the forward saves for the
-        # backward): the GPU's op itself, as its C++ entry calls it
-        as_gpu = (not enable_gqa and is_fake(query) and (dropout_p > 0 or _padded(attn_mask))
-                  and _choice(query, key, value, is_causal, major, attn_mask) is not None)
+        allowed, fake = enabled(), is_fake(query)
+        kind = _choice(query, key, value, is_causal, major, attn_mask, allowed, dropout_p, enable_gqa) if fake else None
+        # cuDNN's attention (sm_90's choice for half precision), or one with dropout or a mask the GPU pads
+        # (its padded copy is what the forward saves for the backward): the GPU's op itself, as its C++
+        # entry calls it
+        as_gpu = fake and kind is not None and (kind == "cudnn" or not enable_gqa and (dropout_p > 0 or _padded(attn_mask)))
         # a mask whose last dimension is not contiguous (an expanded one: Hugging Face's bidirectional
         # masks): the CPU's kernels take it, the GPU's fused ones do not (sdp_utils.cpp,
         # check_last_dim_stride_equals_1_dense): the GPU's math path, the CPU's C++ entry made to take it
-        math = is_fake(query) and attn_mask is not None and attn_mask.stride(-1) != 1
-        if is_fake(query) and allowed != FUSED | {"math"}:    # the code's sdpa_kernel([...]): decided here
-            kind = _choice(query, key, value, is_causal, major, attn_mask, allowed)
+        math = fake and attn_mask is not None and attn_mask.stride(-1) != 1
+        if fake and allowed != FUSED | {"math"}:    # the code's sdpa_kernel([...]): decided here
             if kind is None and "math" not in allowed and major >= 8:
                 raise RuntimeError(NO_BACKEND)
             as_gpu, math = kind is not None, kind is None
@@ -262,28 +233,34 @@ def traced_as_on_gpu(set_, major: int) -> None:
                 return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                  enable_gqa=enable_gqa)
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
-            attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
-                                                                        device=attn_mask.device))
-        return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, major, allowed)
+            attn_mask = torch.where(attn_mask.logical_not(), -65504.0, torch.scalar_tensor(
+                0.0, dtype=query.dtype, device="cpu")) if kind == "cudnn" else \
+                torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
+                                                                device=attn_mask.device))
+        return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, kind)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
 
 
-def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, major: int, allowed=FUSED):
-    """An attention with dropout, a mask the GPU pads, or backends the code restricted (`allowed`), as the
-    GPU's C++ entry runs it: its flash or memory-efficient op (their meta functions and autograd
-    formulas serve fake CPU tensors; a mask the memory-efficient kernel's bias, padded where ATen
-    pads it and expanded to the attention's shape), whose philox seed and
-    offset the forward saves for the backward, as AOTAutograd's partitioner sees on a GPU (GPT-2's
-    dropout: 4 saved tensors more, and Inductor's memory-planned order of the backward's kernels
-    with them)."""
+def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, kind: str):
+    """An attention as the GPU's C++ entry runs it with the backend `kind` ("cudnn", "flash",
+    "efficient"): cuDNN's op (sm_90's choice for half precision: the mask as given, GQA's heads as
+    they are), or the flash or memory-efficient op for dropout, a mask the GPU pads, or backends the
+    code restricted (their meta functions and autograd formulas serve fake CPU tensors; a mask the
+    memory-efficient kernel's bias, padded where ATen pads it and expanded to the attention's shape),
+    whose philox seed and offset the forward saves for the backward, as AOTAutograd's partitioner
+    sees on a GPU (GPT-2's dropout: 4 saved tensors more, and Inductor's memory-planned order of the
+    backward's kernels with them)."""
     import torch
     aten = torch.ops.aten
-    if _choice(query, key, value, is_causal, major, mask, allowed) == "flash":
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
+    if kind == "cudnn":
+        return aten._scaled_dot_product_cudnn_attention(query, key, value, mask, grad, dropout_p, is_causal, False,
+                                                        scale=scale)[0]
+    if kind == "flash":
         scale = query.shape[-1] ** -0.5 if scale is None else scale     # the C++ entry passes it computed
         return aten._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal, False,
                                                         scale=scale)[0]
-    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (query, key, value))
     if mask is not None and not _aligned(mask):        # padded and sliced back, as the GPU's SDPA does
         last = mask.shape[-1]
         mask = aten.constant_pad_nd(mask, [0, 8 - last % 8], 0.0)[..., :last]
@@ -322,6 +299,33 @@ def _cpu_efficient_backward(grad, q, k, v, bias, out, lse, seed, offset, dropout
         grad, q, k, v, out, lse, 0.0, is_causal, attn_mask=bias, scale=scale), None)
 
 
+def _laid_as(t, like):
+    """`t`'s values in `like`'s layout (the meta function's, which the traced graph's views assume)."""
+    if t.stride() == like.stride():
+        return t
+    return like.copy_(t)
+
+
+def _cpu_cudnn(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
+    """cuDNN's forward as the CPU graph runs it (dropout off): its 9 outputs, laid out as its meta
+    function lays them (the output in the query's dimension order, the logsumexp (B, H, Lq, 1))."""
+    import torch
+    from torch._meta_registrations import alloc_with_matching_layout
+    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,
+                                                                         scale=scale)
+    out = _laid_as(out, alloc_with_matching_layout(q, (*q.shape[:-1], v.shape[-1])))
+    state = torch.zeros((), dtype=torch.int64)
+    return out, lse.unsqueeze(-1), None, None, q.shape[-2], k.shape[-2], state, state, None
+
+
+def _cpu_cudnn_backward(grad, q, k, v, out, lse, seed, offset, bias, cum_q, cum_k, max_q, max_k, dropout_p,
+                        is_causal, *, scale=None):
+    import torch
+    grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
+        grad, q, k, v, out, lse.squeeze(-1), 0.0, is_causal, attn_mask=bias, scale=scale)
+    return tuple(_laid_as(g, torch.empty_like(t)) for g, t in zip(grads, (q, k, v)))
+
+
 def without_dropout(gm) -> None:
     """The CPU graph that runs: its flash attention nodes (forward, backward) without dropout,
     which the CPU's kernel refuses (the values differ from a GPU's by the dropped elements), and
@@ -329,7 +333,9 @@ def without_dropout(gm) -> None:
     import torch
     aten = torch.ops.aten
     changed = False
-    stand_ins = {aten._scaled_dot_product_flash_attention.default: _cpu_flash,
+    stand_ins = {aten._scaled_dot_product_cudnn_attention.default: _cpu_cudnn,
+                 aten._scaled_dot_product_cudnn_attention_backward.default: _cpu_cudnn_backward,
+                 aten._scaled_dot_product_flash_attention.default: _cpu_flash,
                  aten._scaled_dot_product_flash_attention_backward.default: _cpu_flash_backward,
                  aten._scaled_dot_product_efficient_attention.default: _cpu_efficient,
                  aten._scaled_dot_product_efficient_attention_backward.default: _cpu_efficient_backward}
@@ -400,45 +406,3 @@ def propagate(gm, mode, fakes: list) -> None:
     finally:                                   # a clone made before an op failed is kept
         gm.graph.lint()
         gm.recompile()
-
-
-def flex_options_as_target(set_) -> None:
-    """FlexAttention's kernel options are set from its inputs' device while Dynamo traces: CPU
-    inputs get no logsumexp output (CPU is inference only), the target's one whenever grad is on.
-    Traced on CPU tensors standing for the target's, the options are asked as the target's.
-    `set_(obj, name, value)` patches and remembers the undo."""
-    import importlib
-    from types import SimpleNamespace
-
-    import torch
-    api = importlib.import_module("torch.nn.attention.flex_attention")
-    options = api._apply_kernel_options
-    on_target = SimpleNamespace(device=torch.device("cuda"))
-
-    def options_on_target(query, key, value, *args, **kwargs):
-        if "cpu" in (query.device.type, key.device.type, value.device.type):
-            query = key = value = on_target
-        return options(query, key, value, *args, **kwargs)
-    set_(api, "_apply_kernel_options", options_on_target)
-
-
-def flex_strides_without_copy(set_) -> None:
-    """FlexAttention's fake implementation copies between fake `cuda` tensors, which needs a CUDA
-    device guard a CPU-only torch does not have: the copy's result (its strides) made without
-    the copy."""
-    import contextlib
-    import importlib
-
-    import torch
-    flex = importlib.import_module("torch._higher_order_ops.flex_attention")
-    permute = flex._permute_strides
-
-    def permute_fake(out, query_strides):
-        if out.device.type == "cpu":
-            return permute(out, query_strides)
-        made = out.new_empty_strided(out.shape, out.stride())
-        with contextlib.suppress(Exception):
-            probe = torch.empty_strided(out.shape, out.stride(), device="meta")
-            made = out.new_empty_strided(out.shape, permute(probe, query_strides).stride())
-        return made
-    set_(flex, "_permute_strides", permute_fake)

@@ -55,12 +55,13 @@ def example():
 
 
 def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
-    """No Triton kernel at all (the GPU's flash kernels forward and backward): the error names
-    them, not only the Python functions example() called."""
+    """No Triton kernel at all (the GPU's cuDNN attention forward and backward: sm_90's choice for
+    bf16, benchmarks/results/sdpa_choice.txt): the error names them, not only the Python functions
+    example() called."""
     r = engine.compile(CompileRequest(source=ATTENTION_ALONE, filename="alone.py", target="cuda:90", sass=False),
                        timeout=300)
     assert r.error is not None and r.error.kind == "usage"
-    kernel = "flash_attention"
+    kernel = "cudnn_attention"
     if torch.cuda.is_available():     # the GPU's own pick (an H200 with torch 2.11: cuDNN's)
         from torch.nn.attention import SDPBackend
         q = torch.randn(2, 4, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
