@@ -235,14 +235,14 @@ def test_autocast_casts_as_the_gpus_autocast(engine, snippet):
     assert any(k.name == "_rms_norm_backward_kernel" for k in r.kernels)
 
 
-def test_attention_is_the_gpus_flash_attention(engine, snippet):
-    """bf16 causal attention: the graph Inductor compiles calls the GPU's flash attention forward
-    and backward (their layouts decide the kernels around them), not the CPU's variant."""
+def test_attention_is_the_gpus_attention_kernel(engine, snippet):
+    """bf16 causal attention: the graph Inductor compiles calls the GPU's attention kernel forward
+    and backward (sm_90's: cuDNN's; their layouts decide the kernels around them), not the CPU's variant."""
     r = _compile(engine, snippet, "attention_bf16.py")
     assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
     assert not any("for_cpu" in k.name or "for_cpu" in " ".join(k.origin.get("aten_ops", ())) for k in r.kernels)
     # the backward takes the forward's output in the GPU kernel's layout: no copy of it before the
-    # flash backward (the CPU's variant needed a transpose kernel the GPU has not:
+    # attention's backward (the CPU's variant needed a transpose kernel the GPU has not:
     # benchmarks/results/gpu_drivers.txt)
     assert not any("attention" in op for k in r.kernels for op in k.origin.get("aten_ops", ()))
     backward = {k.name for k in r.kernels if k.origin["graph"] == "backward"}
@@ -310,10 +310,11 @@ def test_multihead_attention_copies_the_gpus_attention_output(engine, snippet):
         [(k.name, k.origin["aten_ops"]) for k in backward]
 
 
-def test_grouped_query_attention_is_the_gpus_flash_attention(engine, snippet):
-    """8 query heads on 2 key/value heads in bf16: the GPU's flash kernel takes the shared heads,
-    forward and backward (21 of 21 kernels the same PTX as an H100's:
-    benchmarks/results/gpu_drivers.txt); the CPU's backward had a copy kernel of its own."""
+def test_grouped_query_attention_is_the_gpus_attention_kernel(engine, snippet):
+    """8 query heads on 2 key/value heads in bf16: the GPU's fused kernel (sm_90's: cuDNN's) takes
+    the shared heads, forward and backward (21 of 21 kernels the same PTX as an H100's:
+    benchmarks/results/gpu_drivers.txt, where the view chose flash; the same 21 names with cuDNN);
+    the CPU's backward had a copy kernel of its own."""
     r = _compile(engine, snippet, "gqa_attention.py")
     assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}
     assert not any("attention" in k.name or "attention" in " ".join(k.origin.get("aten_ops", ())) for k in r.kernels), \

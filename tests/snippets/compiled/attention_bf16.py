@@ -1,4 +1,4 @@
-"""A compiled causal attention layer in bf16, forward and backward: on an H100 the GPU's flash
+"""A compiled causal attention layer in bf16, forward and backward: on an H100 the GPU's cuDNN
 attention kernel (an extern call), with Inductor's fused projections and layouts around it."""
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,5 @@
 """A compiled grouped-query attention layer in bf16 (8 query heads share 2 key/value heads,
-`enable_gqa=True`), forward and backward: the GPU's flash attention takes the shared heads
+`enable_gqa=True`), forward and backward: the GPU's cuDNN attention takes the shared heads
 as they are, so no copy of k and v is made for the query heads."""
 import torch
 import torch.nn.functional as F
