@@ -38,6 +38,8 @@ import operator
 
 from inspectors.target.sdpa_backend import FUSED, NO_BACKEND, choice as _choice, enabled
 
+CUDNN_MASKED = -65504.0     # a boolean mask's masked value as cuDNN's entry makes it (fp16's lowest; not -inf)
+
 
 def eager(func, args, kwargs, major: int):
     """F.scaled_dot_product_attention run in the view while the code restricts the backends
@@ -233,7 +235,7 @@ def traced_as_on_gpu(set_, major: int) -> None:
                 return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                  enable_gqa=enable_gqa)
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
-            attn_mask = torch.where(attn_mask.logical_not(), -65504.0, torch.scalar_tensor(
+            attn_mask = torch.where(attn_mask.logical_not(), CUDNN_MASKED, torch.scalar_tensor(
                 0.0, dtype=query.dtype, device="cpu")) if kind == "cudnn" else \
                 torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
                                                                 device=attn_mask.device))
@@ -323,7 +325,8 @@ def _cpu_cudnn_backward(grad, q, k, v, out, lse, seed, offset, bias, cum_q, cum_
     import torch
     grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
         grad, q, k, v, out, lse.squeeze(-1), 0.0, is_causal, attn_mask=bias, scale=scale)
-    return tuple(_laid_as(g, torch.empty_like(t)) for g, t in zip(grads, (q, k, v)))
+    # each gradient in its input's layout (the meta function's empty_like), copied only where it differs
+    return tuple(g if g.stride() == t.stride() else torch.empty_like(t).copy_(g) for g, t in zip(grads, (q, k, v)))
 
 
 def without_dropout(gm) -> None:
