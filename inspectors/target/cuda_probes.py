@@ -9,13 +9,28 @@ from types import SimpleNamespace
 
 
 def on_cpu(value):
-    """A device argument for the target GPU, as the CPU."""
+    """A device argument for the target GPU, as the CPU. A bare ordinal (`device=0`,
+    `device=torch.cuda.current_device()`, `.to(0)`) is the current accelerator's: the GPU's there,
+    an error on a torch with none ("Cannot access accelerator device")."""
     import torch
     if isinstance(value, torch.device) and value.type == "cuda":
         return torch.device("cpu")
     if isinstance(value, str) and value.split(":")[0] == "cuda":
         return "cpu"
+    if type(value) is int:
+        return "cpu"
     return value
+
+
+def parse_to(original):
+    """`torch._C._nn._parse_to` (Module.to's parser) taking a bare ordinal as the GPU's (`model.to(0)`)."""
+    def parse(*args, **kwargs):
+        if args and type(args[0]) is int:
+            args = (f"cuda:{args[0]}", *args[1:])
+        if type(kwargs.get("device")) is int:
+            kwargs["device"] = f"cuda:{kwargs['device']}"
+        return original(*args, **kwargs)
+    return parse
 
 
 def generator_class():

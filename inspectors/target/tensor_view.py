@@ -10,7 +10,8 @@ specialized constant: another PTX). While `TargetView(target)` is entered:
 - `torch.cuda`'s device queries answer as the target's GPU (inspectors.target.gpus);
 - tensors the code makes or receives report `device == cuda:0` (`is_cuda`); their memory stays
   the CPU's (data_ptr alignment as allocated: what the JIT's 16-byte specialization reads), and
-  a `device="cuda"` argument, `.cuda()` or `.to("cuda")` is served on the CPU;
+  a `device="cuda"` argument, a bare ordinal (`device=torch.cuda.current_device()`, `.to(0)`),
+  `.cuda()` or `.to("cuda")` is served on the CPU;
 - `torch.version.hip` is set for AMD targets, `torch.version.cuda` for NVIDIA ones (Triton's and
   libraries' checks: SGLang picks its tiles by the CUDA version);
 - a training step runs: a custom autograd Function's backward (Liger's) runs from the autograd
@@ -243,6 +244,7 @@ class TargetView:
         self._saved_overwrite = torch.__future__.get_overwrite_module_params_on_conversion()
         torch.__future__.set_overwrite_module_params_on_conversion(True)
         self._saved_apply, torch.nn.Module._apply = torch.nn.Module._apply, _tied_apply(torch.nn.Module._apply)
+        self._saved_parse_to, torch._C._nn._parse_to = torch._C._nn._parse_to, cuda_probes.parse_to(torch._C._nn._parse_to)
         self._saved_vendor = os.environ.get("GEMS_VENDOR")
         if self._saved_vendor is None:    # FlagGems asks nvidia-smi for the vendor, else its variable
             os.environ["GEMS_VENDOR"] = "amd" if self.target.backend == "hip" else "nvidia"
@@ -304,6 +306,7 @@ class TargetView:
             setattr(autograd_function.BackwardCFunction, name, original)
         torch.__future__.set_overwrite_module_params_on_conversion(self._saved_overwrite)
         torch.nn.Module._apply = self._saved_apply
+        torch._C._nn._parse_to = self._saved_parse_to
         self._library()
         if self._saved_vendor is None:
             os.environ.pop("GEMS_VENDOR", None)

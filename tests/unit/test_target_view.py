@@ -213,6 +213,24 @@ def test_torch_accelerator_answers_as_the_gpu_does():
     assert (torch.accelerator.is_available, torch.accelerator.current_accelerator, torch._C._get_accelerator) == before
 
 
+def test_a_bare_device_ordinal_is_the_gpus():
+    """`device=torch.cuda.current_device()` (Qwen3-Next's gated norm in transformers 4.57), `.to(0)`,
+    `model.to(0)`: an ordinal is the current accelerator's, cuda:0 on the GPU, an error on a torch
+    with none; a bool is no ordinal (`x.to(torch.half, False)`: non_blocking)."""
+    from inspectors.base.targets import parse
+    from inspectors.target import tensor_view
+    parse_to = torch._C._nn._parse_to
+    with tensor_view.TargetView(parse("cuda:90")):
+        w = torch.nn.Parameter(torch.empty(8, device=torch.cuda.current_device(), dtype=torch.bfloat16))
+        model = torch.nn.Linear(4, 4).to(0)
+        moved = torch.ones(3).to(0)
+        half = torch.ones(3).to(torch.half, False)
+        assert w.is_cuda and w.dtype == torch.bfloat16 and moved.is_cuda and model.weight.is_cuda
+        assert half.dtype == torch.half
+        assert model(torch.ones(2, 4, device=0)).is_cuda
+    assert torch._C._nn._parse_to is parse_to
+
+
 def test_a_sparse_gradient_and_its_optimizer_step_run_on_the_target():
     """nn.Embedding(sparse=True) and SparseAdam (recommendation models): its gradient is a sparse
     tensor, which the view's alias of each op's output refused ("Cannot access storage of
