@@ -222,6 +222,8 @@ class CompiledOnTarget:
             self._set(icfg, name, value)
         self._set(fake_tensor.FakeTensorMode, "avoid_device_init", property(lambda self: True))
         self._set(fake_tensor, "init_gpu_context", lambda device: None)
+        if self.view is not None:             # an op without a meta function runs on the CPU's kernel
+            inductor_device.fallback_kernels_on_cpu(self._set)
         di.get_interface_for_device("cuda")              # fills the registry first
         saved = di.device_interfaces["cuda"]
         di.register_interface_for_device("cuda", inductor_device.target_cuda_interface())

@@ -53,3 +53,30 @@ def install_device_swaps(set_) -> None:
     for name in ("_exchange_fn", "_maybe_exchange_fn"):
         if name in vars(CUDADeviceVariable):
             set_(CUDADeviceVariable, name, staticmethod(lambda device: 0))
+
+
+def fallback_kernels_on_cpu(set_) -> None:
+    """An op with no meta function (torch 2.11's `_transformer_encoder_layer_fwd`, nn.TransformerEncoder's
+    inference fast path): the fake tensors run its real kernel on zeros of their device, which on a GPU
+    is the GPU's, here a device the machine lacks ("Found no NVIDIA driver"). The target's fakes run it
+    on the CPU; its results are the target's fakes again."""
+    import torch
+    from torch._subclasses import fake_tensor
+    from torch.utils import _pytree as pytree
+    original, cuda, cpu = fake_tensor.run_fallback_kernel, torch.device("cuda", 0), torch.device("cpu")
+
+    def run_fallback_kernel(fake_mode, func, flat_args, args_spec, orig_not_implemented_exception):
+        moved = [a for a in flat_args if isinstance(a, fake_tensor.FakeTensor) and a.fake_device.type == "cuda"]
+        for a in moved:
+            a.fake_device = cpu
+        try:
+            out = original(fake_mode, func, flat_args, args_spec, orig_not_implemented_exception)
+        finally:
+            for a in moved:
+                a.fake_device = cuda
+        if moved:
+            for t in pytree.tree_leaves(out):
+                if isinstance(t, fake_tensor.FakeTensor) and t.fake_device.type == "cpu":
+                    t.fake_device = cuda
+        return out
+    set_(fake_tensor, "run_fallback_kernel", run_fallback_kernel)

@@ -458,3 +458,26 @@ def test_scaled_mm_with_rowwise_scales_is_cudas_where_the_cpus_takes_one_scale()
         assert got.dtype == torch.bfloat16 and got.shape == (16, 24)
         torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
     assert cuda_dtypes._other("_scaled_mm") is cuda_dtypes.scaled_mm_as_cuda
+
+
+def test_an_op_without_a_meta_function_runs_its_cpu_kernel_for_the_targets_fakes():
+    """Fake tensors run an op that has no meta function (torch 2.11's `_transformer_encoder_layer_fwd`)
+    on zeros of their device: on the target, the CPU's kernel, whose results are fakes on the target
+    (without it: "Torch not compiled with CUDA enabled" or "Found no NVIDIA driver")."""
+    from torch._subclasses import fake_tensor
+    from torch.utils import _pytree as pytree
+    from inspectors.target import inductor_device
+    undo = []
+    inductor_device.fallback_kernels_on_cpu(lambda obj, name, value: (undo.append((obj, name, getattr(obj, name))),
+                                                                      setattr(obj, name, value)))
+    try:
+        mode = fake_tensor.FakeTensorMode()
+        cuda = torch.device("cuda", 0)
+        a = fake_tensor.FakeTensor(mode, torch.empty(4, 3, device="meta"), cuda)
+        flat, spec = pytree.tree_flatten(((a, a), {}))
+        out = fake_tensor.run_fallback_kernel(mode, torch.ops.aten.add.Tensor, flat, spec, RuntimeError("no meta"))
+        assert out.fake_device == cuda and out.shape == (4, 3) and a.fake_device == cuda
+    finally:
+        for obj, name, value in undo:
+            setattr(obj, name, value)
+    assert fake_tensor.run_fallback_kernel is undo[0][2]
