@@ -213,24 +213,6 @@ def test_torch_accelerator_answers_as_the_gpu_does():
     assert (torch.accelerator.is_available, torch.accelerator.current_accelerator, torch._C._get_accelerator) == before
 
 
-def test_a_bare_device_ordinal_is_the_gpus():
-    """`device=torch.cuda.current_device()` (Qwen3-Next's gated norm in transformers 4.57), `.to(0)`,
-    `model.to(0)`: an ordinal is the current accelerator's, cuda:0 on the GPU, an error on a torch
-    with none; a bool is no ordinal (`x.to(torch.half, False)`: non_blocking)."""
-    from inspectors.base.targets import parse
-    from inspectors.target import tensor_view
-    parse_to = torch._C._nn._parse_to
-    with tensor_view.TargetView(parse("cuda:90")):
-        w = torch.nn.Parameter(torch.empty(8, device=torch.cuda.current_device(), dtype=torch.bfloat16))
-        model = torch.nn.Linear(4, 4).to(0)
-        moved = torch.ones(3).to(0)
-        half = torch.ones(3).to(torch.half, False)
-        assert w.is_cuda and w.dtype == torch.bfloat16 and moved.is_cuda and model.weight.is_cuda
-        assert half.dtype == torch.half
-        assert model(torch.ones(2, 4, device=0)).is_cuda
-    assert torch._C._nn._parse_to is parse_to
-
-
 def test_a_sparse_gradient_and_its_optimizer_step_run_on_the_target():
     """nn.Embedding(sparse=True) and SparseAdam (recommendation models): its gradient is a sparse
     tensor, which the view's alias of each op's output refused ("Cannot access storage of
@@ -458,26 +440,3 @@ def test_scaled_mm_with_rowwise_scales_is_cudas_where_the_cpus_takes_one_scale()
         assert got.dtype == torch.bfloat16 and got.shape == (16, 24)
         torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
     assert cuda_dtypes._other("_scaled_mm") is cuda_dtypes.scaled_mm_as_cuda
-
-
-def test_an_op_without_a_meta_function_runs_its_cpu_kernel_for_the_targets_fakes():
-    """Fake tensors run an op that has no meta function (torch 2.11's `_transformer_encoder_layer_fwd`)
-    on zeros of their device: on the target, the CPU's kernel, whose results are fakes on the target
-    (without it: "Torch not compiled with CUDA enabled" or "Found no NVIDIA driver")."""
-    from torch._subclasses import fake_tensor
-    from torch.utils import _pytree as pytree
-    from inspectors.target import inductor_device
-    undo = []
-    inductor_device.fallback_kernels_on_cpu(lambda obj, name, value: (undo.append((obj, name, getattr(obj, name))),
-                                                                      setattr(obj, name, value)))
-    try:
-        mode = fake_tensor.FakeTensorMode()
-        cuda = torch.device("cuda", 0)
-        a = fake_tensor.FakeTensor(mode, torch.empty(4, 3, device="meta"), cuda)
-        flat, spec = pytree.tree_flatten(((a, a), {}))
-        out = fake_tensor.run_fallback_kernel(mode, torch.ops.aten.add.Tensor, flat, spec, RuntimeError("no meta"))
-        assert out.fake_device == cuda and out.shape == (4, 3) and a.fake_device == cuda
-    finally:
-        for obj, name, value in undo:
-            setattr(obj, name, value)
-    assert fake_tensor.run_fallback_kernel is undo[0][2]
