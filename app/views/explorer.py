@@ -281,16 +281,17 @@ def show_results(result: CompileResult | None, pending, present_bar, viewport) -
         return {}
     if result.partial:       # a later stage failed: what was made is shown, the error in its panel
         panels.render_partial(result)
+    if not result.kernels:   # torch.compile's graphs call only kernels outside Triton (cuBLAS, attention)
+        step_table.render(result, files.filename(), ss.get(keys.RESULT_REQUEST))
+        panels.render_output(result.output)
+        return {}
     if pending is not None and pending.launch is not None and pending.launch < len(result.kernels):
         ss[keys.LAUNCH] = pending.launch
-    if present_bar is None:
-        request_now = ss.get(keys.RESULT_REQUEST)        # the step at a glance; a row picked opens its launch
-        step_table.render(result, files.filename(), request_now.source if request_now is not None else "",
-                          request_now.files if request_now is not None else None)
     if present_bar is not None:
         kernel = panels.pick_launch(result.kernels, present_bar.launch, compact=True)
         stage_col = follow_col = None
     else:
+        step_table.render(result, files.filename(), ss.get(keys.RESULT_REQUEST))   # a row picked opens its launch
         kernel, stage_col, follow_col = _result_bar(result)
     chosen = _stages_pick(kernel, present_bar.stages if present_bar else stage_col, pending, present_bar, viewport)
     filename = files.filename()

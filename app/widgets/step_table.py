@@ -112,28 +112,39 @@ def table_rows(found: list) -> list[dict]:
     return rows
 
 
-def render(result: CompileResult, filename: str, source: str = "", files: dict | None = None) -> None:
+def render(result: CompileResult, filename: str, request=None) -> None:
     """The table, in an expander, drawn before the launch picker (it may set it) for a step: a
-    torch.compile'd step, an autotuner's configs, or six launches or more. A file's few own
-    specializations (vector add's four) keep the first screen to the panels: the picker lists them."""
+    torch.compile'd step, an autotuner's configs, or six launches or more; or a step of no Triton
+    launch, only calls outside Triton. A file's few own specializations (vector add's four) keep
+    the first screen to the panels: the picker lists them. `request`: the compile's (its source
+    and files are what the Measure button runs)."""
+    source, files = (request.source, request.files) if request is not None else ("", None)
+    target = request.target if request is not None else ""
     headers = result.headers
-    if len(headers) < 2 or not (len(headers) >= 6 or any(str(h.label) not in ("", h.name) or h.origin for h in headers)):
+    if headers and (len(headers) < 2 or not (len(headers) >= 6 or any(str(h.label) not in ("", h.name) or h.origin
+                                                                       for h in headers))):
         return
-    choices = step.gpus(headers)
+    if not headers and not result.outside:
+        return
+    if not headers:
+        st.info("torch.compile made no Triton kernel of this step: Inductor's graphs call only the kernels below, "
+                "outside Triton, as the GPU runs them (cuBLAS matmuls, attention kernels, ATen ops such as complex "
+                "arithmetic). There are no stages to show; the table estimates their time.", icon=":material/info:")
+    choices = step.gpus(headers, target)
     names = [g.name for g in choices]
     if ss.get(keys.STEP_GPU) not in names:
         ss.pop(keys.STEP_GPU, None)
     kept = ss.get(keys.STEP_MEASURED)
     measured = kept[1] if isinstance(kept, tuple) and kept[0] == (result.key, source) else None
     found = step.rows(headers, filename, next((g for g in choices if g.name == ss.get(keys.STEP_GPU)), None),
-                      result.outside, measured)
+                      result.outside, measured, target)
     by_graph = step.graphs(found[:len(headers)])
     externs = len(found) - len(headers)
     counted = step.counted(found)
     total = sum(r.step_us for r in counted)
-    title = (f"The step: {len(headers)} launches" + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items())
-                                                      if by_graph else "")
-             + (f" · {externs} calls outside Triton" if externs else "")
+    title = ((f"The step: {len(headers)} launches" if headers else "The step: no Triton launch")
+             + (" · " + ", ".join(f"{n} {g}" for g, n in by_graph.items()) if by_graph else "")
+             + (f" · {externs} call{'' if externs == 1 else 's'} outside Triton" if externs else "")
              + (f" · ≈ {total:,.{1 if total < 1000 else 0}f} µs on {counted[0].gpu} (estimated)" if counted else ""))
     rows = table_rows(found)
     with st.expander(title, expanded=True, icon=":material/table_rows:"):

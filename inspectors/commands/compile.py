@@ -67,11 +67,11 @@ def cmd_compile(args) -> int:
     if args.json:
         extra = {"error": error_json(result.error)} if result.partial else {}
         if args.summary:
-            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu, result.outside, measured)]
+            extra["summary"] = [r.to_json() for r in step.rows(result.headers, args.file.name, gpu, result.outside, measured, target)]
         _print_json(head, result, args.file.name, extra)
         return 1 if result.partial else 0
-    if args.summary:
-        print(step.text(step.rows(result.headers, args.file.name, gpu, result.outside, measured)))
+    if args.summary or not result.kernels:    # no Triton launch: the step is its calls outside Triton
+        print(step.text(step.rows(result.headers, args.file.name, gpu, result.outside, measured, target)))
     else:
         _print_text(result, args.stage)
     return fail(result.error, False) if result.partial else 0

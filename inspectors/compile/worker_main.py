@@ -220,7 +220,7 @@ def _cpu_now() -> float:
 def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict,
               outside=lambda: (), not_compiled=lambda: "") -> tuple[list, CompileError | None]:
     """The launches to compile, and the error example() raised after making some (None when it
-    returned). `outside()`: what torch.compile's graphs call outside Triton so far; `not_compiled()`:
+    returned); none where torch.compile's graphs call only kernels outside Triton (`outside()`). `outside()`: what torch.compile's graphs call outside Triton so far; `not_compiled()`:
     why torch.compile, called, compiled no graph ("" where it did)."""
     from inspectors.compile import triton_shim as shim
     filename = path.name
@@ -258,12 +258,11 @@ def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properti
             message += f" (after {n} launch{'es' if n > 1 else ''}, shown)"
             return recorder.launches, CompileError("runtime", message, filename, line, traceback.format_exc())
     if not recorder.launches:
+        if outside():        # a compiled graph of attention or matmuls alone: its step is those calls
+            return [], None
         own = "" if jitted else f"; {filename} has no @triton.jit kernel of its own"
         what = f": it called {', '.join(called.names)}" if called.names else ""
-        if ops := sorted({call["op"] for call in outside()}):     # a compiled graph of attention or matmuls alone
-            own = (f"; torch.compile made no Triton kernel of its graphs, which call only {', '.join(ops)} "
-                   "(kernels of their own outside Triton, as the GPU runs them)")
-        elif why := not_compiled():          # torch.compile called, no graph: Dynamo skipped the code
+        if why := not_compiled():          # torch.compile called, no graph: Dynamo skipped the code
             own = f"; {why}"
         raise loading.JobError(CompileError("usage", f"example() ran but launched no Triton kernel{what}{own}",
                                             filename))

@@ -58,18 +58,22 @@ def _int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def gpus(headers) -> tuple:
-    """The GPUs the step's time can be estimated on: those of its launches' target."""
-    return gpu_specs.for_target(headers[0].target) if len(headers) else ()
+def gpus(headers, target: str = "") -> tuple:
+    """The GPUs the step's time can be estimated on: those of its launches' target (`target`: a
+    step of no Triton launch, only calls outside Triton)."""
+    target = headers[0].target if len(headers) else target
+    return gpu_specs.for_target(target) if target else ()
 
 
-def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=(), measured=None) -> list[StepRow]:
+def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=(), measured=None,
+         target: str = "") -> list[StepRow]:
     """One row per launch, in launch order, from each launch's header (KernelResult), then one
     per call the step makes outside Triton (`outside`: CompileResult.outside); times estimated on
     `gpu` (default: the target's first GPU, none for a target without figures); `measured`: a
-    GPU's times by kernel name (bench.step_times.per_call), beside each Triton launch's estimate."""
+    GPU's times by kernel name (bench.step_times.per_call), beside each Triton launch's estimate;
+    `target`: the request's, for a step of no Triton launch."""
     out = []
-    gpu = gpu or next(iter(gpus(headers)), None)
+    gpu = gpu or next(iter(gpus(headers, target)), None)
     for i, k in enumerate(headers):
         origin = k.origin if isinstance(k.origin, dict) else {}
         lines = origin.get("lines", {}).get(filename, ()) if isinstance(origin.get("lines"), dict) else ()
@@ -160,7 +164,8 @@ def text(found: list[StepRow], width: int = 60) -> str:
     widths = [max(len(row[c]) for row in [head, *body]) for c in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
     launches = [r for r in found if not r.outside]
-    lines.append(f"{len(launches)} launch(es): " + ", ".join(f"{n} {g}" for g, n in graphs(launches, "launches").items())
+    lines.append((f"{len(launches)} launch(es): " if launches else "no Triton launch: Inductor made no Triton kernel")
+                 + ", ".join(f"{n} {g}" for g, n in graphs(launches, "launches").items())
                  + (f"; {len(found) - len(launches)} call(s) outside Triton (-): " +
                     ", ".join(f"{n} {k}" for k, n in _count(r.outside for r in found if r.outside).items())
                     if len(found) > len(launches) else ""))

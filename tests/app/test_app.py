@@ -132,3 +132,18 @@ def test_two_panels_by_default_in_a_narrow_window():
     app.session_state[VIEWPORT] = 1280
     app.run()
     assert app.multiselect(key="stages-cuda").value == ["source", "ptx", "sass"]      # the user's pick stays
+
+
+def test_a_step_of_no_triton_kernel_is_its_calls_outside_triton(at):
+    """A compiled graph Inductor leaves whole to cuBLAS: no stages to show, the step table of its
+    one call (shapes, FLOPs, an estimate on the target), no error, the source kept."""
+    source = ("import torch\n\n\ndef example():\n    a = torch.randn(256, 512, device='cuda')\n"
+              "    b = torch.randn(512, 128, device='cuda')\n    torch.compile(torch.mm)(a, b)\n")
+    editor(at).input(source).run()
+    at.button(key="compile").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any("made no Triton kernel of this step" in i.value for i in at.info)
+    table = next(d for d in at.dataframe if d.key == "step-table")
+    assert list(table.value["kernel"]) == ["aten.mm (cuBLAS)"] and table.value["est. µs"][0] > 0
+    assert any(e.label.startswith("The step: no Triton launch · 1 call outside Triton · ≈ ") for e in at.expander)
+    assert editor(at).value == source

@@ -6,6 +6,7 @@ import re
 import torch
 
 from inspectors.base.result import CompileRequest
+from inspectors.explain import step
 
 
 def test_a_mask_of_19_positions_is_padded_as_the_gpu_pads_it(engine, snippet):
@@ -54,13 +55,13 @@ def example():
 '''
 
 
-def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
+def test_a_compiled_graph_of_attention_alone_is_a_step_of_its_calls(engine):
     """No Triton kernel at all (the GPU's cuDNN attention forward and backward: sm_90's choice for
-    bf16, benchmarks/results/sdpa_choice.txt): the error names them, not only the Python functions
-    example() called."""
+    bf16, benchmarks/results/sdpa_choice.txt): the result is the step's two calls outside Triton,
+    each with its FLOPs, and the step table estimates them on the target."""
     r = engine.compile(CompileRequest(source=ATTENTION_ALONE, filename="alone.py", target="cuda:90", sass=False),
                        timeout=300)
-    assert r.error is not None and r.error.kind == "usage"
+    assert r.ok and not r.kernels, r.error
     kernel = "cudnn_attention"
     if torch.cuda.is_available():     # the GPU's own pick (an H200 with torch 2.11: cuDNN's)
         from torch.nn.attention import SDPBackend
@@ -68,5 +69,8 @@ def test_a_compiled_graph_of_attention_alone_says_what_it_calls(engine):
         kernel = {int(SDPBackend.FLASH_ATTENTION): "flash_attention", int(SDPBackend.CUDNN_ATTENTION): "cudnn_attention",
                   int(SDPBackend.EFFICIENT_ATTENTION): "efficient_attention"}[
             torch._fused_sdp_choice(q, q, q, None, 0.0, True)]
-    assert "torch.compile made no Triton kernel of its graphs, which call only " \
-        f"aten._scaled_dot_product_{kernel}, aten._scaled_dot_product_{kernel}_backward" in r.error.message
+    assert [(c["graph"], c["op"]) for c in r.outside] == [
+        ("forward", f"aten._scaled_dot_product_{kernel}"), ("backward", f"aten._scaled_dot_product_{kernel}_backward")]
+    rows = step.rows(r.headers, "alone.py", None, r.outside, target="cuda:90")
+    assert all(row.outside and row.flops and row.estimate_us for row in rows)
+    assert step.text(rows).splitlines()[-2].startswith("no Triton launch: Inductor made no Triton kernel; 2 call(s)")
