@@ -166,7 +166,7 @@ def render(result: CompileResult, filename: str, request=None) -> None:
                   if isinstance(r, int) and len(headers) <= r < len(found)]
         if chosen:                   # a call outside Triton: nothing to open below, what it is said here
             st.info(outside_text(found[chosen[0]]), icon=":material/info:")
-        st.caption(_caption(counted, choices))
+        st.caption(_caption(counted, choices, bool(headers)))
         _measure(result, filename, source, files)
         if st.toggle("The step as a picture: your lines → the kernels they were fused into", key=keys.STEP_PICTURE):
             st.graphviz_chart(step_picture.picture(found, source, filename), width="stretch")
@@ -192,11 +192,12 @@ _COLUMNS = {
 }
 
 
-def _caption(counted, choices) -> str:
+def _caption(counted, choices, launches: bool = True) -> str:
+    pick = "Pick a row to open its launch below" if launches else "A row picked says what runs it"
     if not counted:
         why = "no GPU figures for this target" if not choices else "no sizes were recorded for these launches"
-        return (f"Pick a row to open its launch below. No time estimates: {why}.")
-    return (f"Pick a row to open its launch below; click a header to sort. Times are estimated on "
+        return (f"{pick}. No time estimates: {why}.")
+    return (f"{pick}; click a header to sort. Times are estimated on "
             f"{counted[0].gpu} without a GPU: bytes ÷ {estimate.MEMORY_EFFICIENCY:g} of its bandwidth, dots' FLOPs ÷ "
             f"{estimate.DOT_EFFICIENCY:g} of its peak, SASS instructions ÷ 4 a clock an SM, or waits on loads × "
             f"{estimate.LOAD_WAIT_US:g} µs, the grid's share of its SMs, + {estimate.FLOOR_US:g} µs a "
