@@ -328,6 +328,10 @@ def _tc_on_target(settings: settings_mod.Settings) -> None:
             with st.expander("Details"):
                 st.code(result.error.detail, language=None)
         return
+    if not result.kernels:         # Inductor left the graphs whole to library kernels
+        st.info("torch.compile made no Triton kernel: its graphs call only "
+                f"{', '.join(sorted({str(c.get('op')) for c in result.outside}))}, outside Triton, as the GPU runs them")
+        return
     heads = result.headers
     st.success(f"{len(heads)} kernel config(s) for {heads[0].target}, compiled without a GPU "
                "(Inductor would time the configs of a kernel on the GPU to choose one)")

@@ -147,3 +147,17 @@ def test_a_step_of_no_triton_kernel_is_its_calls_outside_triton(at):
     assert list(table.value["kernel"]) == ["aten.mm (cuBLAS)"] and table.value["est. µs"][0] > 0
     assert any(e.label.startswith("The step: no Triton launch · 1 call outside Triton · ≈ ") for e in at.expander)
     assert editor(at).value == source
+
+
+def test_the_torch_compile_page_says_a_function_made_no_triton_kernel():
+    """The Caches page's torch.compile mode, without a GPU: a function Inductor leaves to cuBLAS
+    says so (what it calls), not a traceback."""
+    app = AppTest.from_file(APP, default_timeout=240)
+    app.switch_page("views/caches.py").run()
+    app.radio(key="caches_mode").set_value("torch.compile").run()
+    app.text_area(key="tc_source").input("import torch\n\n\ndef fn(a, b):\n    return a @ b\n\n\n"
+                                         "def example_inputs():\n    return torch.randn(64, 128), torch.randn(128, 32)\n").run()
+    app.button(key="tc_target_run").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    assert any(i.value == "torch.compile made no Triton kernel: its graphs call only aten.mm, outside Triton, as the "
+               "GPU runs them" for i in app.info)
