@@ -57,6 +57,9 @@ from inspectors.target import attention, cuda_dtypes, flex, fused_ops, graph_on_
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 
+# Dynamo's reasons to run code eagerly that are its own rules, not the device's: they hold on a GPU too
+_EAGER_ON_A_GPU_TOO = ("Attempted to wrap RNN",)
+
 
 def _in_job(path: str, job_dir: str) -> str | None:
     """The path of a frame's file in the job's folder, or None for a file outside it."""
@@ -135,14 +138,18 @@ class CompiledOnTarget:
     def not_compiled(self) -> str:
         """Why torch.compile compiled no graph, where it was called and did not ("" otherwise):
         Dynamo ran the code eagerly, for the reasons it counted (nn.LSTM: "Attempted to wrap RNN,
-        GRU, or LSTM"), on a GPU too."""
+        GRU, or LSTM", one of _EAGER_ON_A_GPU_TOO); "may compile" on the GPU for any other reason."""
         if self._breaks_before is None or self._graphs:
             return ""
         from torch._dynamo.utils import counters
         reasons = [why.split("\n")[0].strip() for why, n in counters["unimplemented"].items()
                    if n > self._breaks_before.get(why, 0)]
-        return ("torch.compile compiled no graph: Dynamo ran the code eagerly, as it does on a GPU"
-                + (f" ({'; '.join(reasons)})" if reasons else ""))
+        why = f" ({'; '.join(reasons)})" if reasons else ""
+        if reasons and all(r.startswith(_EAGER_ON_A_GPU_TOO) for r in reasons):
+            return f"torch.compile compiled no graph: Dynamo ran the code eagerly, as it does on a GPU{why}"
+        # e.g. a jagged nested tensor's attention: the CPU's math path, where the GPU takes flash's
+        return (f"torch.compile compiled no graph: Dynamo ran the code eagerly here{why}; on the GPU it may "
+                "compile: Dynamo traced the target's tensors as the CPU's, and a reason may be the CPU's own path")
 
     def _set(self, obj, name, value):
         had = name in vars(obj) if isinstance(obj, type) else hasattr(obj, name)
