@@ -67,6 +67,9 @@ def _check(filename: str, source: str, ex: Exercise) -> dict:
         return {"digest": _digest(source), "error": result.error.headline(), "detail": result.error.detail,
                 "line": result.error.line}
     values = exercise.metrics(result.kernels, ex.function, result.outside)
+    if not values and not result.kernels:      # a compiled graph left whole to cuBLAS or attention kernels
+        return {"digest": _digest(source), "error": "no Triton kernel was compiled: torch.compile's graphs call only "
+                f"{', '.join(sorted({str(c.get('op')) for c in result.outside}))}, outside Triton"}
     if not values:
         return {"digest": _digest(source), "error": f"no kernel named {ex.function!r} was compiled "
                                                      f"(found: {', '.join(sorted({k.name for k in result.headers}))})"}

@@ -108,6 +108,12 @@ def test_the_page_checks_an_edit_and_keeps_it():
     assert "did not compile" in at.error[0].value and "line 1" in at.error[0].value
     assert editor(at, key).value == "def broken(:\n"                 # nothing typed is lost
     assert editor(at, key).data()["errorLine"] == 1                  # and its editor marks the line
+    # an answer torch.compile leaves whole to cuBLAS: no Triton kernel, said with what it calls
+    editor(at, key).input("import torch\n\n\ndef example():\n    torch.compile(torch.mm)(torch.randn(64, 64, "
+                          "device='cuda'), torch.randn(64, 64, device='cuda'))\n").run()
+    at.button(key=f"ex_check_fusion_{step}").click().run()
+    assert not at.exception and "no Triton kernel was compiled: torch.compile's graphs call only aten.mm, outside " \
+        "Triton" in at.error[0].value, [e.value for e in at.error]
     at.button(key=f"ex_reset_fusion_{step}").click().run()
     assert editor(at, key).value == STARTER.read_text()
 
