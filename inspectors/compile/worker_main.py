@@ -220,8 +220,9 @@ def _cpu_now() -> float:
 def _launches(module, jitted, req: CompileRequest, gtarget, path: Path, properties: dict,
               outside=lambda: (), not_compiled=lambda: "") -> tuple[list, CompileError | None]:
     """The launches to compile, and the error example() raised after making some (None when it
-    returned); none where torch.compile's graphs call only kernels outside Triton (`outside()`). `outside()`: what torch.compile's graphs call outside Triton so far; `not_compiled()`:
-    why torch.compile, called, compiled no graph ("" where it did)."""
+    returned). `outside()`: what torch.compile's graphs call outside Triton so far (no launches
+    and some of those: the step is those calls, not an error); `not_compiled()`: why
+    torch.compile, called, compiled no graph ("" where it did)."""
     from inspectors.compile import triton_shim as shim
     filename = path.name
     if req.signature:
