@@ -78,3 +78,19 @@ def test_bad_flag_is_exit_2():
 def test_text_error_names_file_and_line():
     code, _, err = cli("compile", SNIPPETS / "dot_mismatch.py")
     assert code == 1 and "dot_mismatch.py:11: compile error" in err
+
+
+def test_a_step_of_no_triton_kernel_prints_its_calls_outside_triton(tmp_path):
+    """torch.compile of a matmul alone: exit 0, the step table of its one cuBLAS call (text without
+    --summary), and in --json no kernels beside the call, its FLOPs 2·M·N·K."""
+    model = tmp_path / "mm_only.py"
+    model.write_text("import torch\n\n\ndef example():\n    a = torch.randn(256, 512, device='cuda')\n"
+                     "    b = torch.randn(512, 128, device='cuda')\n    torch.compile(torch.mm)(a, b)\n")
+    code, out, err = cli("compile", model, "--target", "cuda:90")
+    assert code == 0, err
+    assert "aten.mm (cuBLAS) [256×512 · 512×128 fp32]" in out
+    assert "no Triton launch: Inductor made no Triton kernel; 1 call(s) outside Triton (-): 1 cuBLAS" in out
+    code, out, err = cli("compile", model, "--target", "cuda:90", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["kernels"] == [], err
+    assert [(c["op"], c["flops"]) for c in data["outside"]] == [("aten.mm", 2 * 256 * 512 * 128)]
