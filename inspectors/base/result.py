@@ -126,7 +126,8 @@ class CompileResult:
     # the server's CPU to parse its answer (server_parse_s, measured where the engine reads it)
     timings: dict = field(default_factory=dict)
     # what its compiled graphs run outside Triton (cuBLAS matmuls, attention kernels), each a dict
-    # (inspectors/compile/outside_calls.py): op, kind, shapes, dtype, bytes, flops, graph, lines
+    # (inspectors/compile/outside_calls.py): op, kind, shapes, dtype, bytes, flops, graph, lines; calls
+    # where its graph ran more than once
     outside: tuple = ()
 
     @property
@@ -353,7 +354,7 @@ def bounded_outside(calls) -> tuple:
         if not isinstance(c, dict):
             continue
         keep = {k: str(c.get(k, ""))[:200] for k in ("graph", "op", "kind", "dtype")}
-        keep.update({k: c[k] for k in ("bytes", "flops") if _small_int(c.get(k))})
+        keep.update({k: c[k] for k in ("bytes", "flops", "calls") if _small_int(c.get(k))})
         keep["shapes"] = [[d for d in s[:8] if _small_int(d)] for s in c.get("shapes", ())[:8] if isinstance(s, list)] \
             if isinstance(c.get("shapes"), list) else []
         lines = c.get("lines") if isinstance(c.get("lines"), dict) else {}

@@ -384,8 +384,9 @@ class CompiledOnTarget:
         made = origins(getattr(out, "source_code", "") or "", target_gm.graph, self.job_dir, which, self._by_seq)
         site = call_site(self.job_dir)      # the user's line that ran this graph (a call, a .backward())
         wrapper = getattr(out, "source_code", "") or ""
-        self.outside += outside_calls.of_graph(target_gm.graph, wrapper, self._node_lines, which,
+        graph_outside = outside_calls.of_graph(target_gm.graph, wrapper, self._node_lines, which,
                                                {n for k in parse_wrapper(wrapper) for n in k.graph_nodes})
+        self.outside += graph_outside
         for launch in recorded:
             launch.origin = {**made.get(launch.fn.__name__, {"kernel": launch.fn.__name__}), "graph": which,
                              **launch.origin}
@@ -398,15 +399,26 @@ class CompiledOnTarget:
             attention.without_dropout(gm)    # attention ops as the CPU's kernels, and no dropout, which they refuse
         if self.view is not None:        # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
             cuda_dtypes.on_cpu_graph(gm)
-        return make_boxed_func(_running(gm, {launch.fn.__name__ for launch in recorded}))
+        return make_boxed_func(_running(gm, recorded, graph_outside))
 
 
-def _running(gm, compiled: set[str]):
+def _running(gm, recorded: list, outside: list):
     """The graph's forward, run here: a user's Triton kernel in it (`triton_kernel_wrapper_*`)
-    launches through the JIT, where the GPU runs Inductor's compile of it, recorded already."""
+    launches through the JIT, where the GPU runs Inductor's compile of it, recorded already.
+    Each run after the first (the next layer's block after a graph break, the next micro-batch)
+    adds a run's calls to its kernels' and its calls outside Triton's counts."""
     from inspectors.compile import triton_shim
+    compiled = {launch.fn.__name__ for launch in recorded}
+    per_run = [(launch.call, launch.call.get("calls", 1)) for launch in recorded if launch.call]
+    runs = [0]
 
     def forward(*args):
+        runs[0] += 1
+        if runs[0] > 1:
+            for call, n in per_run:
+                call["calls"] = call.get("calls", 1) + n
+            for c in outside:
+                c["calls"] = c.get("calls", 1) + 1
         with triton_shim.not_recorded(compiled):
             return gm.forward(*args)
     return forward

@@ -97,7 +97,8 @@ def rows(headers, filename: str, gpu: gpu_specs.GpuSpec | None = None, outside=(
             config=f"{shapes} {c.get('dtype', '')}".strip(), warps=None, stages=None,
             lines=tuple(n for n in lines if isinstance(n, int)), aten_ops=(str(c.get("op", "")),),
             outside=str(c.get("kind", "")),
-            **_workload({k: c[k] for k in ("bytes", "flops") if k in c} | {"dot_dtype": c.get("dtype") or "fp32"}, gpu)))
+            **_workload({k: c[k] for k in ("bytes", "flops", "calls") if k in c} | {"dot_dtype": c.get("dtype") or "fp32"},
+                        gpu)))
     return out
 
 

@@ -94,3 +94,17 @@ def test_a_step_of_no_triton_kernel_prints_its_calls_outside_triton(tmp_path):
     data = json.loads(out)
     assert code == 0 and data["kernels"] == [], err
     assert [(c["op"], c["flops"]) for c in data["outside"]] == [("aten.mm", 2 * 256 * 512 * 128)]
+
+
+def test_a_compiled_graph_run_three_times_counts_three_calls(tmp_path):
+    """A compiled function called three times (a layer after a graph break, micro-batches): its
+    graph's Triton kernel and its cuBLAS call each count 3 calls in the step, not 1."""
+    model = tmp_path / "thrice.py"
+    model.write_text("import torch\n\n\ndef example():\n    a = torch.randn(256, 512, device='cuda')\n"
+                     "    b = torch.randn(512, 128, device='cuda')\n    f = torch.compile(lambda a, b: (a @ b).relu())\n"
+                     "    for _ in range(3):\n        f(a, b)\n")
+    code, out, err = cli("compile", model, "--target", "cuda:90", "--json")
+    data = json.loads(out)
+    assert code == 0, err
+    assert {k["workload"]["calls"] for k in data["kernels"]} == {3}
+    assert [(c["op"], c["calls"]) for c in data["outside"]] == [("aten.mm", 3)]
