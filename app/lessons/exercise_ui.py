@@ -12,7 +12,7 @@ from app.components import code_editor
 from app.render.text import plain
 from app.lessons.common import Ctx, StepFailed, kernel_file, settings
 from inspectors.base.result import CompileRequest
-from inspectors.explain import exercise
+from inspectors.explain import exercise, step
 from inspectors.read.lessonfile import Exercise
 
 
@@ -69,7 +69,7 @@ def _check(filename: str, source: str, ex: Exercise) -> dict:
     values = exercise.metrics(result.kernels, ex.function, result.outside)
     if not values and not result.kernels:      # a compiled graph left whole to cuBLAS or attention kernels
         return {"digest": _digest(source), "error": "no Triton kernel was compiled: torch.compile's graphs call only "
-                f"{', '.join(sorted({str(c.get('op')) for c in result.outside}))}, outside Triton"}
+                f"{step.outside_ops(result.outside)}, outside Triton"}
     if not values:
         return {"digest": _digest(source), "error": f"no kernel named {ex.function!r} was compiled "
                                                      f"(found: {', '.join(sorted({k.name for k in result.headers}))})"}

@@ -27,6 +27,7 @@ from inspectors.base import settings as settings_mod
 from inspectors.base import stages
 from inspectors.base import targets
 from inspectors.base.result import CompileRequest
+from inspectors.explain import step
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "inductor_cache"            # made on an H100, see below
@@ -330,7 +331,7 @@ def _tc_on_target(settings: settings_mod.Settings) -> None:
         return
     if not result.kernels:         # Inductor left the graphs whole to library kernels
         st.info("torch.compile made no Triton kernel: its graphs call only "
-                f"{', '.join(sorted({str(c.get('op')) for c in result.outside}))}, outside Triton, as the GPU runs them")
+                f"{step.outside_ops(result.outside)}, outside Triton, as the GPU runs them")
         return
     heads = result.headers
     st.success(f"{len(heads)} kernel config(s) for {heads[0].target}, compiled without a GPU "

@@ -58,6 +58,11 @@ def _int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def outside_ops(outside) -> str:
+    """The ATen ops a step's calls outside Triton are (CompileResult.outside), named once each."""
+    return ", ".join(sorted({str(c.get("op")) for c in outside}))
+
+
 def gpus(headers, target: str = "") -> tuple:
     """The GPUs the step's time can be estimated on: those of its launches' target (`target`: a
     step of no Triton launch, only calls outside Triton)."""
