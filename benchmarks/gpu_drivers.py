@@ -21,6 +21,7 @@ Per launch: the kernel's name, num_warps, num_stages and its PTX. The PTX is com
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -149,7 +150,9 @@ def _run_on_gpu(path: Path) -> dict:
     from inspectors.compile import triton_shim
     serialize = triton_shim.jit_module.serialize_specialization_data
     triton_shim.jit_module.serialize_specialization_data = triton_shim._lenient(serialize)
-    torch.set_default_device("cuda")
+    from inspectors.compile import default_device
+    device = contextlib.ExitStack()      # the default device as the compile worker sets it on a GPU
+    device.enter_context(default_device.gpu_if_any())
     error = None
     try:
         module.example()
@@ -160,6 +163,7 @@ def _run_on_gpu(path: Path) -> dict:
     finally:
         knobs.runtime.jit_cache_hook = saved
         triton_shim.jit_module.serialize_specialization_data = serialize
+        device.close()
         torch.set_default_device("cpu")
         inductor.undo()
         os.environ.clear()

@@ -16,6 +16,7 @@ import sys
 import types
 from pathlib import Path
 from inspectors.base import settings as settings_mod
+from inspectors.compile import default_device
 
 
 def main(argv: list[str]) -> int:
@@ -27,26 +28,26 @@ def main(argv: list[str]) -> int:
     if not torch.cuda.is_available():
         print("profile_run: no CUDA GPU visible", file=sys.stderr)
         return 2
-    torch.set_default_device("cuda")
-    text = path.read_text(encoding="utf-8")
-    os.chdir(path.parent)
-    module = types.ModuleType("tlens_profiled")
-    module.__file__ = path.name
-    sys.modules[module.__name__] = module
-    exec(compile(text, path.name, "exec"), module.__dict__)
-    example = getattr(module, "example", None)
-    if example is None:
-        print(f"profile_run: {path.name} has no example() to run", file=sys.stderr)
-        return 2
-    log: list[dict] = []
-    record_launches(module, log)
-    try:
-        example()
-        torch.cuda.synchronize()
-    finally:
-        if settings_mod.load().launch_log:
-            Path(settings_mod.load().launch_log).write_text(json.dumps(log))
-    return 0
+    with default_device.gpu_if_any():     # as the compile worker runs the file
+        text = path.read_text(encoding="utf-8")
+        os.chdir(path.parent)
+        module = types.ModuleType("tlens_profiled")
+        module.__file__ = path.name
+        sys.modules[module.__name__] = module
+        exec(compile(text, path.name, "exec"), module.__dict__)
+        example = getattr(module, "example", None)
+        if example is None:
+            print(f"profile_run: {path.name} has no example() to run", file=sys.stderr)
+            return 2
+        log: list[dict] = []
+        record_launches(module, log)
+        try:
+            example()
+            torch.cuda.synchronize()
+        finally:
+            if settings_mod.load().launch_log:
+                Path(settings_mod.load().launch_log).write_text(json.dumps(log))
+        return 0
 
 
 def record_launches(module, log: list) -> None:

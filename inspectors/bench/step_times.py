@@ -15,6 +15,8 @@ import sys
 import types
 from pathlib import Path
 
+from inspectors.compile import default_device
+
 REPS = 5
 
 
@@ -38,14 +40,14 @@ def run_here(path: Path, reps: int = REPS) -> dict[str, list[float]]:
         raise MeasureError(f"{path.name} has no example() to run")
     # as the compile worker runs it: a library file's example() makes its tensors on the default
     # device (kernels/vector_add.py's torch.rand(n)), which is the GPU there
-    torch.set_default_device("cuda")
-    for _ in range(2):
-        example()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
+    with default_device.gpu_if_any():
+        for _ in range(2):
             example()
         torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                example()
+            torch.cuda.synchronize()
     times: dict[str, list[float]] = {}
     for e in prof.events():
         if str(getattr(e, "device_type", "")).endswith("CUDA") and e.time_range.elapsed_us() > 0:

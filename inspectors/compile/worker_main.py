@@ -14,7 +14,6 @@ Started by `inspectors.compile.engine`; run `python -m inspectors.compile.worker
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -28,7 +27,7 @@ from inspectors.process import proclimits
 from inspectors.base.errors import CompileError
 from inspectors.base.result import CompileRequest, CompileResult, KernelResult, bounded
 from inspectors.base.targets import TargetError, parse as parse_target
-from inspectors.compile import journal, launch_compile, loading, torch_state
+from inspectors.compile import default_device, journal, launch_compile, loading, torch_state
 from inspectors.target import tensor_view
 from inspectors.compile.torch_compile_target import CompiledOnTarget
 from inspectors.base import settings as settings_mod
@@ -92,7 +91,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
         os.environ["TRITON_CACHE_DIR"] = os.path.join(base, "by-file", safe)
     saved_cwd, saved_modules, saved_path = os.getcwd(), set(sys.modules), list(sys.path)
-    saved_device = torch.get_default_device()
+    saved_device = torch.getdefault_device.gpu_if_any()
     kernels: list[KernelResult] = []
     outside: tuple = ()
     error = None
@@ -109,7 +108,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
             raise loading.JobError(CompileError("usage", f"unsupported target {req.target}: this Triton "
                                          f"({triton.__version__}) has no {backend_name} backend"))
         gtarget = shim.gpu_target(target)
-        with _Captured(output_path), _default_device():
+        with _Captured(output_path), default_device.gpu_if_any():
             # the target GPU as the code sees it, while it is imported and example() runs
             with tensor_view.TargetView(target) if tensor_view.needed(target) else nullcontext() as view, \
                     CompiledOnTarget(view, job_dir, shim.record) as on_target:
@@ -169,37 +168,6 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
     result = bounded(CompileResult(tuple(kernels), error, _tail(output_path, req.max_output_bytes),
                                    triton.__version__, done - started, timings=timings, outside=outside))
     return result, stored
-
-
-@contextlib.contextmanager
-def _default_device():
-    """The GPU as the default device while the file is imported and example() runs (a kernel's
-    example tensors made with no device are the GPU's; the target view answers as a GPU, and
-    `saved_device` is put back after the job). On a GPU, activation offloading's host buffers stay on
-    the host: `save_on_cpu(pin_memory=True)` makes them with `torch.empty` and no device, which under
-    a default `cuda` device is a GPU tensor torch refuses to pin ("Only dense CPU tensors can be
-    pinned"); the view's own offloading keeps the tensors in place."""
-    import torch
-    torch.set_default_device("cuda" if torch.cuda.is_available() else "cpu")
-    if not torch.cuda.is_available():
-        yield
-        return
-    cls = torch.autograd.graph.save_on_cpu
-    saved = cls.__init__
-
-    def init(hooks, *args, **kwargs):
-        saved(hooks, *args, **kwargs)
-        pack = hooks.pack_hook
-
-        def on_host(tensor):
-            with torch.device("cpu"):
-                return pack(tensor)
-        hooks.pack_hook = on_host
-    cls.__init__ = init
-    try:
-        yield
-    finally:
-        cls.__init__ = saved
 
 
 def _said(e: BaseException) -> str:

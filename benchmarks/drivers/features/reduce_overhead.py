@@ -8,5 +8,9 @@ def example():
     cmodel = torch.compile(model, mode="reduce-overhead")
     x = torch.randn(32, 128, device="cuda")
     for _ in range(3):
+        # each step's gradients are new (a training loop's zero_grad): accumulating into the last step's,
+        # which are the backward graph's CUDA-graph outputs, reads memory its next replay overwrote
+        # ("accessing tensor output of CUDAGraphs that has been overwritten", on the GPU)
+        model.zero_grad(set_to_none=True)
         out = cmodel(x)
         out.sum().backward()
