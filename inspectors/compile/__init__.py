@@ -15,6 +15,7 @@ The server's side of the worker processes:
 
 The worker's inside (`python -m inspectors.compile.worker_main`):
     worker_main        the worker process: runs the file's example(), records its launches.
+    default_device     the default device user code runs under (the GPU where there is one).
     launch_compile     each launch compiled into its answer file; what the worker keeps of it.
     zygote             a student's sandbox worker that forks a fresh child per job.
     torch_state        torch's settings a file changed, put back before the next job.
