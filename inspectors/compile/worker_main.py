@@ -91,7 +91,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
         safe = re.sub(r"[^A-Za-z0-9_.-]", "_", filename)[:100]
         os.environ["TRITON_CACHE_DIR"] = os.path.join(base, "by-file", safe)
     saved_cwd, saved_modules, saved_path = os.getcwd(), set(sys.modules), list(sys.path)
-    saved_device = torch.getdefault_device.gpu_if_any()
+    saved_device = torch.get_default_device()
     kernels: list[KernelResult] = []
     outside: tuple = ()
     error = None

@@ -235,10 +235,9 @@ def traced_as_on_gpu(set_, major: int) -> None:
                 return op._op_dk(composite, query, key, value, attn_mask, dropout_p, is_causal, scale=scale,
                                  enable_gqa=enable_gqa)
         if attn_mask is not None and attn_mask.dtype == torch.bool:    # as the C++ entry converts it
-            attn_mask = torch.where(attn_mask.logical_not(), CUDNN_MASKED, torch.scalar_tensor(
-                0.0, dtype=query.dtype, device="cpu")) if kind == "cudnn" else \
-                torch.where(attn_mask, 0.0, torch.scalar_tensor(float("-inf"), dtype=query.dtype,
-                                                                device=attn_mask.device))
+            masked = CUDNN_MASKED if kind == "cudnn" else float("-inf")    # (convert_boolean_attn_mask_)
+            attn_mask = torch.where(attn_mask, 0.0, torch.scalar_tensor(masked, dtype=query.dtype,
+                                                                        device=attn_mask.device))
         return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, kind)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
