@@ -241,6 +241,17 @@ def traced_as_on_gpu(set_, major: int) -> None:
         return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, kind)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
+    # causal_lower_right (torch.nn.attention.bias) asks can_use_flash_attention itself, and Dynamo folds
+    # the answer into the graph: on the CPU's tensors no, and the mask is materialized (a Triton kernel
+    # of its own); the GPU runs its flash kernel, whose is_causal is lower-right there
+    cpu_answer = torch._C._can_use_flash_attention
+
+    def can_use_flash(params, debug=False):
+        if not is_fake(params.query):
+            return cpu_answer(params, debug)
+        return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
+                       enabled() & {"flash"}, params.dropout, params.enable_gqa) == "flash"
+    set_(torch._C, "_can_use_flash_attention", can_use_flash)
 
 
 def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, kind: str):

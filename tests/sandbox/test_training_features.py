@@ -67,3 +67,14 @@ def test_half_precision_attention_on_sm90_is_cudnns(engine):
     assert "-65536.0" in body and "inf" not in body, body
     # the compiled graphs that ran here (the CPU's stand-ins for cuDNN's kernels) gave values, not an error
     assert not [k for k in r.kernels if "for_cpu" in k.name]
+
+
+def test_a_lower_right_causal_bias_is_the_gpus_flash_attention_and_no_mask_kernel(engine):
+    """causal_lower_right asks can_use_flash_attention itself: the H100 (torch 2.11) answers yes for
+    bf16 and runs flash attention forward and backward, with no Triton kernel at all; the CPU's
+    answer (no) materialized the mask into a Triton kernel the GPU never compiles."""
+    r = _compile(engine, "causal_bias.py")
+    assert not r.kernels, [k.name for k in r.kernels]
+    calls = [(c["graph"], c["op"]) for c in r.outside]
+    flash = "aten._scaled_dot_product_flash_attention"
+    assert calls == [("forward", flash), ("backward", flash + "_backward")], calls
