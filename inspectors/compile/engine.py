@@ -335,7 +335,8 @@ class Engine(FairQueue):
             renew()
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout + more():g} s and was stopped (the worker was "
-                f"replaced); {journal.in_progress(job) or 'does example() loop forever?'}", request.filename,
+                f"replaced); {journal.in_progress(job) or 'does example() loop forever?'} (the limit: TLENS_COMPILE_TIMEOUT, "
+                f"or `tlens compile --timeout S`)", request.filename,
                 None, tail), seconds=time.perf_counter() - started)
         except OverQuota as e:
             worker.stop()

@@ -41,6 +41,28 @@ def begin(job_dir: Path, index: int, kernel: KernelResult) -> Path:
     return folder
 
 
+def graph_begun(job_dir: Path, index: int, which: str) -> None:
+    """torch.compile's graph `index` (0-based) of the job begun in example(): "forward", "backward" or
+    "inference" (a big model's step traces and lowers graphs long before its first launch is begun)."""
+    try:
+        (Path(job_dir) / f"graph-{index}").write_text(which)
+    except OSError:          # the job's code removed its folder: its limit does not grow
+        pass
+
+
+def graphs_begun(job: "JobDir", limit: int) -> tuple[int, str]:
+    """How many of the first `limit` graphs the job has begun, and the last one's kind; asked by
+    name through the job folder's descriptor, as the launches are."""
+    begun, which = 0, ""
+    for i in range(limit):
+        try:
+            which = read_at(job.fd, (f"graph-{i}",), 16).decode("utf-8", "replace")
+        except OSError:
+            break
+        begun += 1
+    return begun, which
+
+
 def listed(job_dir: Path, labels: list[str], example_s: float) -> None:
     """Every launch example() made (its label), before any is compiled; `example_s`: what
     loading the file and running example() took."""
@@ -89,6 +111,7 @@ def made(folder: Path, stage: str, output: str | bytes) -> None:
 MAX_FILE_BYTES = 64 << 20
 MAX_RECOVERED_BYTES = 96 << 20
 MAX_LAUNCHES = 1024           # a training step's launches listed, streamed and recovered, at most
+MAX_GRAPHS_NAMED = 64         # torch.compile graphs counted in a stopped job's message, at most
 
 
 class JobDir:
@@ -368,7 +391,12 @@ def in_progress(job: JobDir) -> str:
     example() itself was running): the launch whose stage was running, else the last one begun."""
     kernels, running = recover(job)
     if not kernels:
-        return ""
+        graphs, which = graphs_begun(job, MAX_GRAPHS_NAMED)
+        if not graphs:
+            return ""
+        more = "+" if graphs == MAX_GRAPHS_NAMED else ""
+        return (f"example() was running: torch.compile had begun {graphs}{more} graph(s), the last a {which} "
+                f"graph (Dynamo, AOTAutograd and Inductor lower each before its kernels are compiled)")
     k = kernels[-1]
     if running:
         label = stage_table.BY_NAME[running].label if running in stage_table.BY_NAME else running

@@ -50,7 +50,7 @@ import re
 from pathlib import Path
 from types import SimpleNamespace
 
-from inspectors.compile import aoti_target, launch_call, outside_calls
+from inspectors.compile import aoti_target, journal, launch_call, outside_calls
 from inspectors.read.inductor import kernel_calls, parse_wrapper
 from inspectors.target import attention, cuda_dtypes, flex, fused_ops, graph_on_target, inductor_choices, inductor_device
 
@@ -354,8 +354,9 @@ class CompiledOnTarget:
         import torch
         from torch._functorch.aot_autograd import make_boxed_func
         from torch._inductor.compile_fx import compile_fx_inner
-        self._graphs += 1
         which = "backward" if kwargs.get("is_backward") else ("inference" if kwargs.get("is_inference") else "forward")
+        journal.graph_begun(self.job_dir, self._graphs, which)      # the job's limit grows with it
+        self._graphs += 1
         recorded = self._recorded_now = []
         self._workloads = {}                  # kernel names are the graph's own (a backward has its triton_poi_0 too)
         saved, self.record = self.record, recorded.append

@@ -40,3 +40,29 @@ def test_a_stuck_launch_is_named_with_its_stage(tmp_path):
     assert journal.in_progress(job) == "launch 2 (matmul_kernel) was stuck making its PTX"
     journal.running(folder, None)
     assert "the last launch 2 (matmul_kernel), and no compiler stage was running" in journal.in_progress(job)
+
+
+def test_the_limit_grows_with_each_torch_compile_graph_example_begins(tmp_path):
+    """A big model's step lowers its graphs for minutes inside example(), before its first launch is
+    begun: each graph begun grows the limit too, within the same bound."""
+    job = journal.JobDir.create(tmp_path)
+    grown = grown_by_launches(15.0, job.fd)
+    for i, which in enumerate(("forward", "forward", "backward")):
+        journal.graph_begun(job.path, i, which)
+    assert grown() == 45.0
+    _launch(job, 0)
+    _launch(job, 1)
+    assert grown() == 60.0                             # three graphs and one launch after the first
+    for i in range(4, 200):
+        journal.graph_begun(job.path, i, "forward")    # a gap at 3 stops the count: graphs come in order
+    assert grown() == 60.0
+    journal.graph_begun(job.path, 3, "forward")
+    assert grown() == 15.0 * MAX_EXTRA_LAUNCHES
+
+
+def test_a_job_stopped_while_torch_compile_lowers_says_so(tmp_path):
+    job = journal.JobDir.create(tmp_path)
+    journal.graph_begun(job.path, 0, "forward")
+    journal.graph_begun(job.path, 1, "backward")
+    said = journal.in_progress(job)
+    assert said.startswith("example() was running: torch.compile had begun 2 graph(s), the last a backward graph"), said
