@@ -3,7 +3,7 @@
 | variable                   | default                         | meaning                                   |
 |----------------------------|---------------------------------|-------------------------------------------|
 | TLENS_COMPILE_TIMEOUT      | 60                              | seconds a compile job may take            |
-| TLENS_COMPILE_TIMEOUT_PER_LAUNCH | 15                        | seconds more for each launch after the first (at most 20) |
+| TLENS_COMPILE_TIMEOUT_PER_LAUNCH | 15                        | seconds more for each launch after the first and each torch.compile graph (at most 20 in all) |
 | TLENS_DEFAULT_TARGET       | cuda:90                         | target chosen when none is given          |
 | TLENS_TRITON_CACHE_DIR     | ~/.cache/triton-lens/triton     | Triton cache used by the compile worker   |
 | TLENS_WORKER_MEMORY_MB     | 8192                            | address-space limit of the worker         |
