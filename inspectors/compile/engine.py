@@ -336,8 +336,7 @@ class Engine(FairQueue):
             return CompileResult(error=CompileError(
                 "timeout", f"compile took longer than {timeout + more():g} s and was stopped (the worker was "
                 f"replaced); {journal.in_progress(job) or 'does example() loop forever?'} (the limit: TLENS_COMPILE_TIMEOUT, "
-                f"or `tlens compile --timeout S`)", request.filename,
-                None, tail), seconds=time.perf_counter() - started)
+                f"or `tlens compile --timeout S`)", request.filename, None, tail), seconds=time.perf_counter() - started)
         except OverQuota as e:
             worker.stop()
             tail = journal.output_tail(job, 2000)

@@ -98,7 +98,7 @@ def _flops(node) -> int | None:
     import torch
     from torch.utils.flop_counter import flop_registry
     packet = getattr(node.target, "overloadpacket", None)
-    formula = flop_registry.get(packet) or _GROUPED.get(getattr(packet, "__name__", None))
+    formula = _OWN.get(getattr(packet, "__name__", None)) or flop_registry.get(packet)
     if formula is None:
         return None
     args, kwargs, val = _hinted(torch.fx.node.map_arg((node.args, node.kwargs, node.meta.get("val")),
@@ -118,8 +118,27 @@ def _grouped_mm_flops(a, b, *args, out_val=None, **kwargs) -> int:
     return 2 * out_val.numel() * a.shape[-1]
 
 
-# the grouped matmuls of MoE layers (torchtitan's, torchao's float8 MoE): no formula in torch's registry
-_GROUPED = {"_grouped_mm": _grouped_mm_flops, "_scaled_grouped_mm": _grouped_mm_flops}
+def _heads_first(t) -> tuple:
+    """(B, M, H, K), the memory-efficient kernel's own layout, as (B, H, M, K)."""
+    return t.shape[0], t.shape[2], t.shape[1], t.shape[3]
+
+
+def _efficient_flops(query, key, value, *args, out_val=None, **kwargs) -> int:
+    """`_efficient_attention_forward`'s FLOPs (torch 2.13's formula reads its (B, M, H, K) inputs as
+    (B, H, M, K) and raises)."""
+    from torch.utils.flop_counter import sdpa_flop_count
+    return sdpa_flop_count(_heads_first(query), _heads_first(key), _heads_first(value))
+
+
+def _efficient_backward_flops(grad, query, key, value, *args, out_val=None, **kwargs) -> int:
+    from torch.utils.flop_counter import sdpa_backward_flop_count
+    return sdpa_backward_flop_count(*(_heads_first(t) for t in (grad, query, key, value)))
+
+
+# formulas torch's registry lacks: the grouped matmuls of MoE layers (torchtitan's, torchao's float8
+# MoE); or gets wrong: the memory-efficient kernel's own entry (causal_lower_right's float32 attention)
+_OWN = {"_grouped_mm": _grouped_mm_flops, "_scaled_grouped_mm": _grouped_mm_flops,
+        "_efficient_attention_forward": _efficient_flops, "_efficient_attention_backward": _efficient_backward_flops}
 
 
 def _hinted(value):

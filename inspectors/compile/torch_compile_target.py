@@ -52,7 +52,7 @@ from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, journal, launch_call, outside_calls
 from inspectors.read.inductor import kernel_calls, parse_wrapper
-from inspectors.target import attention, cuda_dtypes, flex, fused_ops, graph_on_target, inductor_choices, inductor_device
+from inspectors.target import attention, attention_cpu, cuda_dtypes, flex, fused_ops, graph_on_target, inductor_choices, inductor_device
 
 # "File "/tmp/tlens-x/job-3/model.py", line 12, in forward"
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
@@ -397,7 +397,7 @@ class CompiledOnTarget:
                 launch.origin = {**launch.origin, "lines": {site[0]: [site[1]]}, "lines_from": "call"}
             saved(launch)
         if not torch.cuda.is_available() or self.view is not None:   # the graph runs on the CPU: the GPU's
-            attention.without_dropout(gm)    # attention ops as the CPU's kernels, and no dropout, which they refuse
+            attention_cpu.without_dropout(gm)    # attention ops as the CPU's kernels, and no dropout, which they refuse
         if self.view is not None:        # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
             cuda_dtypes.on_cpu_graph(gm)
         return make_boxed_func(_running(gm, recorded, graph_outside))

@@ -23,7 +23,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
     sdpa_backend      which attention kernel the GPU picks (cuDNN's, flash, memory-efficient, math)
                       for an attention's inputs, by the CUDA build's rules.
     attention         attention as the GPU runs it: SDPA's cuDNN / flash / memory-efficient op in a
-                      compiled graph and the CPU's stand-ins for them.
+                      compiled graph, the backend questions libraries ask (can_use_flash_attention).
+    attention_cpu     the CPU's stand-ins for those ops in the graph that runs on the CPU.
     flex              FlexAttention's kernel options and output strides, traced as the target's.
     inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
                       the device index swaps of Dynamo's and Inductor's device guards.

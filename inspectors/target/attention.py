@@ -24,7 +24,7 @@ k and v per query head), an AMD target or an NVIDIA one before sm_80.
 An attention with dropout, or with a mask the GPU pads, is traced as the GPU's op itself
 (`_gpu_attention`): the forward saves its philox seed and offset, and the padded mask, for the
 backward, as on a GPU (which pads once, in the forward), and the CPU graph that runs has the CPU's
-flash kernel in its place (`without_dropout`). A mask whose last dimension is not contiguous
+flash kernel in its place (`attention_cpu.without_dropout`). A mask whose last dimension is not contiguous
 (Hugging Face's expanded bidirectional masks) the GPU's fused kernels refuse, the CPU's take: such
 an attention is traced on the math path, the GPU's (`traced_as_on_gpu` installs both). Backends
 the code restricts (`sdpa_kernel`: `enabled()`) decide the GPU's choice while traced, and whether
@@ -205,8 +205,8 @@ def traced_as_on_gpu(set_, major: int) -> None:
     """scaled_dot_product_attention traced on the path the GPU takes where the CPU's differs
     (Python dispatcher on, fake tensors). With dropout the CPU takes its math path (softmax, dropout
     and two matmuls: kernels of Inductor's), the GPU its flash or memory-efficient kernel, which
-    take the dropout themselves: traced as the GPU's op (`_gpu_attention`; `without_dropout` makes
-    the graph that runs on the CPU one the CPU's flash kernel can run). With a mask whose last stride is not 1 the CPU takes its flash kernel, the GPU its math
+    take the dropout themselves: traced as the GPU's op (`_gpu_attention`; `attention_cpu.without_dropout` makes
+    the graph that runs on the CPU one the CPU's flash kernel can run: attention_cpu). With a mask whose last stride is not 1 the CPU takes its flash kernel, the GPU its math
     path: traced on the math path. `set_(obj, name, value)` records the undo."""
     import torch
     from torch._C import DispatchKey
@@ -247,11 +247,23 @@ def traced_as_on_gpu(set_, major: int) -> None:
     cpu_answer = torch._C._can_use_flash_attention
 
     def can_use_flash(params, debug=False):
-        if not is_fake(params.query):
+        # (a jagged nested tensor's attention asks it too: answered as the CPU's, so Dynamo runs it
+        # eagerly, as the user guide says; the GPU's varlen flash op has no CPU stand-in yet)
+        if not is_fake(params.query) or params.query.is_nested:
             return cpu_answer(params, debug)
         return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
                        enabled() & {"flash"}, params.dropout, params.enable_gqa) == "flash"
     set_(torch._C, "_can_use_flash_attention", can_use_flash)
+    # ... and then can_use_efficient_attention (float32): the memory-efficient kernel with its own
+    # lower-right mask (`_efficient_attention_forward`, custom_mask_type 2)
+    cpu_efficient = torch._C._can_use_mem_efficient_attention
+
+    def can_use_efficient(params, debug=False):
+        if not is_fake(params.query) or params.query.is_nested:
+            return cpu_efficient(params, debug)
+        return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
+                       enabled() & {"efficient"}, params.dropout, params.enable_gqa) == "efficient"
+    set_(torch._C, "_can_use_mem_efficient_attention", can_use_efficient)
 
 
 def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, kind: str):
@@ -279,98 +291,6 @@ def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, s
     bias = None if mask is None else mask.expand(*query.shape[:-1], key.shape[-2])
     return aten._scaled_dot_product_efficient_attention(query, key, value, bias, grad, dropout_p, is_causal,
                                                         scale=scale)[0]
-
-
-def _cpu_flash(q, k, v, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
-    """The GPU's flash forward as the CPU graph runs it (dropout off): its 9 outputs."""
-    import torch
-    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, scale=scale)
-    state = torch.zeros(2, dtype=torch.int64)
-    return out, lse, None, None, q.shape[-2], k.shape[-2], state, state[0], torch.empty(0, dtype=q.dtype)
-
-
-def _cpu_flash_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dropout_p, is_causal, seed, offset,
-                        *, scale=None):
-    import torch
-    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        grad, q, k, v, out, lse, 0.0, is_causal, scale=scale)
-
-
-def _cpu_efficient(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):
-    import torch
-    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,
-                                                                         scale=scale)
-    state = torch.zeros((), dtype=torch.int64)
-    return out, lse, state, state
-
-
-def _cpu_efficient_backward(grad, q, k, v, bias, out, lse, seed, offset, dropout_p, grad_input_mask,
-                            is_causal=False, *, scale=None):
-    import torch
-    return (*torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        grad, q, k, v, out, lse, 0.0, is_causal, attn_mask=bias, scale=scale), None)
-
-
-def _laid_as(t, like):
-    """`t`'s values in `like`'s layout (the meta function's, which the traced graph's views assume)."""
-    if t.stride() == like.stride():
-        return t
-    return like.copy_(t)
-
-
-def _cpu_cudnn(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
-    """cuDNN's forward as the CPU graph runs it (dropout off): its 9 outputs, laid out as its meta
-    function lays them (the output in the query's dimension order, the logsumexp (B, H, Lq, 1))."""
-    import torch
-    from torch._meta_registrations import alloc_with_matching_layout
-    out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,
-                                                                         scale=scale)
-    out = _laid_as(out, alloc_with_matching_layout(q, (*q.shape[:-1], v.shape[-1])))
-    state = torch.zeros((), dtype=torch.int64)
-    return out, lse.unsqueeze(-1), None, None, q.shape[-2], k.shape[-2], state, state, None
-
-
-def _cpu_cudnn_backward(grad, q, k, v, out, lse, seed, offset, bias, cum_q, cum_k, max_q, max_k, dropout_p,
-                        is_causal, *, scale=None):
-    import torch
-    grads = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward(
-        grad, q, k, v, out, lse.squeeze(-1), 0.0, is_causal, attn_mask=bias, scale=scale)
-    # each gradient in its input's layout (the meta function's empty_like), copied only where it differs
-    return tuple(g if g.stride() == t.stride() else torch.empty_like(t).copy_(g) for g, t in zip(grads, (q, k, v)))
-
-
-def without_dropout(gm) -> None:
-    """The CPU graph that runs: its flash attention nodes (forward, backward) without dropout,
-    which the CPU's kernel refuses (the values differ from a GPU's by the dropped elements), and
-    the GPU's attention ops traced for dropout (`_gpu_attention`) as the CPU's flash kernel."""
-    import torch
-    aten = torch.ops.aten
-    changed = False
-    stand_ins = {aten._scaled_dot_product_cudnn_attention.default: _cpu_cudnn,
-                 aten._scaled_dot_product_cudnn_attention_backward.default: _cpu_cudnn_backward,
-                 aten._scaled_dot_product_flash_attention.default: _cpu_flash,
-                 aten._scaled_dot_product_flash_attention_backward.default: _cpu_flash_backward,
-                 aten._scaled_dot_product_efficient_attention.default: _cpu_efficient,
-                 aten._scaled_dot_product_efficient_attention_backward.default: _cpu_efficient_backward}
-    for node in gm.graph.nodes:
-        if node.target in stand_ins:
-            node.target = stand_ins[node.target]
-            changed = True
-            continue
-        if node.target is aten._scaled_dot_product_flash_attention_for_cpu.default and len(node.args) > 3:
-            at = 3
-        elif node.target is aten._scaled_dot_product_flash_attention_for_cpu_backward.default:
-            at = 6
-        else:
-            continue
-        if node.args[at]:
-            node.args = (*node.args[:at], 0.0, *node.args[at + 1:])
-            changed = True
-        if at == 3 and node.kwargs.get("dropout_p"):
-            node.kwargs = {**node.kwargs, "dropout_p": 0.0}
-            changed = True
-    if changed:
-        gm.recompile()
 
 
 def propagate(gm, mode, fakes: list) -> None:

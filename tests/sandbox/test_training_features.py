@@ -69,12 +69,17 @@ def test_half_precision_attention_on_sm90_is_cudnns(engine):
     assert not [k for k in r.kernels if "for_cpu" in k.name]
 
 
-def test_a_lower_right_causal_bias_is_the_gpus_flash_attention_and_no_mask_kernel(engine):
-    """causal_lower_right asks can_use_flash_attention itself: the H100 (torch 2.11) answers yes for
-    bf16 and runs flash attention forward and backward, with no Triton kernel at all; the CPU's
-    answer (no) materialized the mask into a Triton kernel the GPU never compiles."""
+def test_a_lower_right_causal_bias_is_the_gpus_attention_kernels_and_no_mask_kernel(engine):
+    """causal_lower_right asks can_use_flash_attention, then can_use_efficient_attention, itself: the
+    H100 (torch 2.11) runs flash attention for bf16 and the memory-efficient kernel with its own
+    lower-right mask for float32, forward and backward, with no Triton kernel at all; the CPU's
+    answers (no) materialized the mask into a Triton kernel the GPU never compiles. The graph that
+    runs here gives the masked attention's values (the driver checks them against the mask's)."""
     r = _compile(engine, "causal_bias.py")
     assert not r.kernels, [k.name for k in r.kernels]
     calls = [(c["graph"], c["op"]) for c in r.outside]
-    flash = "aten._scaled_dot_product_flash_attention"
-    assert calls == [("forward", flash), ("backward", flash + "_backward")], calls
+    flash, efficient = "aten._scaled_dot_product_flash_attention", "aten._efficient_attention_forward"
+    assert calls == [("forward", flash), ("backward", flash + "_backward"),
+                     ("forward", efficient), ("backward", "aten._efficient_attention_backward")], calls
+    # 4·B·H·M·N·K forward (torch 2.13's own formula raises on this op's layout), 2.5 times that backward
+    assert [c["flops"] for c in r.outside[2:]] == [4 * 2 * 8 * 64 * 128 * 64, 10 * 2 * 8 * 64 * 128 * 64]

@@ -13,7 +13,7 @@ def _traced(fn, *inputs):
     from functorch.compile import make_boxed_func
     from torch._functorch.aot_autograd import aot_function
 
-    from inspectors.target import attention
+    from inspectors.target import attention, attention_cpu
     undo, graphs = [], {}
 
     def set_(obj, name, value):
@@ -24,7 +24,7 @@ def _traced(fn, *inputs):
     def compiler(which):
         def compile_(gm, example_inputs):
             graphs[which] = ([n.target for n in gm.graph.nodes], [n for n in gm.graph.nodes if n.op == "placeholder"])
-            attention.without_dropout(gm)       # the graph that runs here: the CPU's flash kernel
+            attention_cpu.without_dropout(gm)       # the graph that runs here: the CPU's flash kernel
             return make_boxed_func(gm.forward)
         return compile_
     attention.traced_as_on_gpu(set_, 9)

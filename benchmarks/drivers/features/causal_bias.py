@@ -1,16 +1,21 @@
-"""SDPA with torch.nn.attention.bias.causal_lower_right (a CausalBias tensor subclass), compiled, fwd+bwd."""
+"""SDPA with torch.nn.attention.bias.causal_lower_right (a CausalBias tensor subclass), compiled, fwd+bwd:
+bf16 (flash attention, whose is_causal is lower-right) and float32 (the memory-efficient kernel's own
+lower-right mask), as torch.nn.attention.bias dispatches them on a GPU."""
 import torch
 from torch.nn.attention.bias import causal_lower_right
 import torch.nn.functional as F
 
 
 def example():
-    q = torch.randn(2, 8, 64, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    k = torch.randn(2, 8, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-    v = torch.randn(2, 8, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
-
     @torch.compile
     def attn(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(64, 128))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(q.shape[-2], k.shape[-2]))
 
-    attn(q, k, v).sum().backward()
+    for dtype in (torch.bfloat16, torch.float32):
+        q = torch.randn(2, 8, 64, 64, device="cuda", dtype=dtype, requires_grad=True)
+        k = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype, requires_grad=True)
+        v = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype, requires_grad=True)
+        out = attn(q, k, v)
+        expected = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(64, 128)._materialize(q.device))
+        torch.testing.assert_close(out, expected, atol=2e-2, rtol=2e-2)
+        out.sum().backward()
