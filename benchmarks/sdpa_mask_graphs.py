@@ -23,11 +23,18 @@ def main() -> None:
     q = torch.randn(2, 8, 64, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     k, v = (torch.randn(2, 8, 128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True) for _ in range(2))
 
-    def lower_right(q, k, v):
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(64, 128))
-        return torch.autograd.grad(out.sum(), (q, k, v))
-    print("## causal_lower_right(64, 128), bfloat16, fwd+bwd")
-    print(_graph(lower_right, q, k, v))
+    # (a CausalBias cannot be made inside make_fx's trace: torch.compile's own graphs, as AOTAutograd gives them)
+    from torch._dynamo.backends.common import aot_autograd
+    graphs = []
+
+    def keep(gm, example_inputs):
+        graphs.append("\n".join("  " + ln.strip() for ln in gm.code.splitlines() if "torch.ops" in ln))
+        return gm.forward
+    lower_right = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(
+        64, 128)), backend=aot_autograd(fw_compiler=keep, bw_compiler=keep))
+    lower_right(q, k, v).sum().backward()
+    print("## causal_lower_right(64, 128), bfloat16, fwd+bwd (torch.compile's forward and backward)")
+    print("\n".join(graphs))
 
 
 if __name__ == "__main__":

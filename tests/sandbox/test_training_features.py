@@ -74,8 +74,13 @@ def test_a_lower_right_causal_bias_is_the_gpus_attention_kernels_and_no_mask_ker
     H100 (torch 2.11) runs flash attention for bf16 and the memory-efficient kernel with its own
     lower-right mask for float32, forward and backward, with no Triton kernel at all; the CPU's
     answers (no) materialized the mask into a Triton kernel the GPU never compiles. The graph that
-    runs here gives the masked attention's values (the driver checks them against the mask's)."""
-    r = _compile(engine, "causal_bias.py")
+    runs here gives the masked attention's values (the driver checks them against the mask's). (The
+    H100's own torch.compile of the float32 case raised "an incorrect fake (aka meta) kernel" at ce5f3ae:
+    benchmarks/results/gpu_drivers.txt; the view does not.)"""
+    source = (FEATURES / "causal_bias.py").read_text().replace('os.environ.get("TLENS_CAUSAL_FP32")', "True")
+    r = engine.compile(CompileRequest(source=source, filename="causal_bias.py", target="cuda:90", sass=False),
+                       timeout=300)
+    assert r.ok, r.error
     assert not r.kernels, [k.name for k in r.kernels]
     calls = [(c["graph"], c["op"]) for c in r.outside]
     flash, efficient = "aten._scaled_dot_product_flash_attention", "aten._efficient_attention_forward"

@@ -1,6 +1,8 @@
-"""SDPA with torch.nn.attention.bias.causal_lower_right (a CausalBias tensor subclass), compiled, fwd+bwd:
-bf16 (flash attention, whose is_causal is lower-right) and float32 (the memory-efficient kernel's own
-lower-right mask), as torch.nn.attention.bias dispatches them on a GPU."""
+"""SDPA with torch.nn.attention.bias.causal_lower_right (a CausalBias tensor subclass), compiled, fwd+bwd,
+in bf16 (flash attention, whose is_causal is lower-right there), its values checked against the mask's.
+TLENS_CAUSAL_FP32=1 adds float32 (the memory-efficient kernel's own lower-right mask), which the H100
+with torch 2.11 refused at ce5f3ae ("an incorrect fake (aka meta) kernel"): left out of the comparison."""
+import os
 import torch
 from torch.nn.attention.bias import causal_lower_right
 import torch.nn.functional as F
@@ -11,7 +13,7 @@ def example():
     def attn(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(q.shape[-2], k.shape[-2]))
 
-    for dtype in (torch.bfloat16, torch.float32):
+    for dtype in (torch.bfloat16, torch.float32) if os.environ.get("TLENS_CAUSAL_FP32") else (torch.bfloat16,):
         q = torch.randn(2, 8, 64, 64, device="cuda", dtype=dtype, requires_grad=True)
         k = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype, requires_grad=True)
         v = torch.randn(2, 8, 128, 64, device="cuda", dtype=dtype, requires_grad=True)
