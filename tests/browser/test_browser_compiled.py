@@ -114,6 +114,7 @@ def test_a_step_of_no_triton_kernel_shows_its_calls_outside_triton(page):
     page.get_by_role("button", name="Compile", exact=True).click()
     expect(page.get_by_text("The step: no Triton launch · 1 call outside Triton · ≈ ")).to_be_visible(timeout=240_000)
     expect(page.get_by_text("torch.compile made no Triton kernel of this step")).to_be_visible(timeout=30_000)
-    expect(page.locator('.tlens-panel[data-stage="ptx"]')).to_have_count(0)
+    # the last compile's panels are stale elements until this run ends (which a loaded machine delays)
+    expect(page.locator('.tlens-panel[data-stage="ptx"]')).to_have_count(0, timeout=60_000)
     assert editor_text(page) == MATMUL_ALONE
     page.screenshot(path=str(SHOTS / "step_outside_only.png"), full_page=False)
