@@ -241,29 +241,27 @@ def traced_as_on_gpu(set_, major: int) -> None:
         return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, kind)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
-    # causal_lower_right (torch.nn.attention.bias) asks can_use_flash_attention itself, and Dynamo folds
-    # the answer into the graph: on the CPU's tensors no, and the mask is materialized (a Triton kernel
-    # of its own); the GPU runs its flash kernel, whose is_causal is lower-right there
-    cpu_answer = torch._C._can_use_flash_attention
+    # causal_lower_right (torch.nn.attention.bias) asks can_use_flash_attention itself, then
+    # can_use_efficient_attention, and Dynamo folds the answers into the graph: on the CPU's tensors
+    # no, and the mask is materialized (a Triton kernel of its own); the GPU runs its flash kernel
+    # (half precision; its is_causal is lower-right there) or the memory-efficient kernel with its
+    # own lower-right mask (float32: `_efficient_attention_forward`, custom_mask_type 2)
+    for name, kind in (("_can_use_flash_attention", "flash"), ("_can_use_mem_efficient_attention", "efficient")):
+        set_(torch._C, name, _answered_as_gpu(getattr(torch._C, name), kind, major))
 
-    def can_use_flash(params, debug=False):
-        # (a jagged nested tensor's attention asks it too: answered as the CPU's, so Dynamo runs it
-        # eagerly, as the user guide says; the GPU's varlen flash op has no CPU stand-in yet)
+
+def _answered_as_gpu(cpu_answer, kind: str, major: int):
+    """torch._C's can_use_<kind> question answered for fake tensors as the GPU's rules answer it. A
+    jagged nested tensor's attention asks it too: answered as the CPU's, so Dynamo runs it eagerly,
+    as the user guide says (the GPU's varlen flash op has no CPU stand-in yet)."""
+    from torch._subclasses.fake_tensor import is_fake
+
+    def can_use(params, debug=False):
         if not is_fake(params.query) or params.query.is_nested:
             return cpu_answer(params, debug)
         return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
-                       enabled() & {"flash"}, params.dropout, params.enable_gqa) == "flash"
-    set_(torch._C, "_can_use_flash_attention", can_use_flash)
-    # ... and then can_use_efficient_attention (float32): the memory-efficient kernel with its own
-    # lower-right mask (`_efficient_attention_forward`, custom_mask_type 2)
-    cpu_efficient = torch._C._can_use_mem_efficient_attention
-
-    def can_use_efficient(params, debug=False):
-        if not is_fake(params.query) or params.query.is_nested:
-            return cpu_efficient(params, debug)
-        return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
-                       enabled() & {"efficient"}, params.dropout, params.enable_gqa) == "efficient"
-    set_(torch._C, "_can_use_mem_efficient_attention", can_use_efficient)
+                       enabled() & {kind}, params.dropout, params.enable_gqa) == kind
+    return can_use
 
 
 def _gpu_attention(query, key, value, mask, dropout_p: float, is_causal: bool, scale, kind: str):
