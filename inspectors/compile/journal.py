@@ -50,13 +50,14 @@ def graph_begun(job_dir: Path, index: int, which: str) -> None:
         pass
 
 
-def graphs_begun(job: "JobDir", limit: int) -> tuple[int, str]:
+def graphs_begun(job_fd: int, limit: int) -> tuple[int, str]:
     """How many of the first `limit` graphs the job has begun, and the last one's kind; asked by
-    name through the job folder's descriptor, as the launches are."""
+    name through the job folder's descriptor, as the launches are (a gap ends the count: graphs
+    begin in order). Its limit grows by them too (worker_handle.grown_by_launches)."""
     begun, which = 0, ""
     for i in range(limit):
         try:
-            which = read_at(job.fd, (f"graph-{i}",), 16).decode("utf-8", "replace")
+            which = read_at(job_fd, (f"graph-{i}",), 16).decode("utf-8", "replace")
         except OSError:
             break
         begun += 1
@@ -391,7 +392,7 @@ def in_progress(job: JobDir) -> str:
     example() itself was running): the launch whose stage was running, else the last one begun."""
     kernels, running = recover(job)
     if not kernels:
-        graphs, which = graphs_begun(job, MAX_GRAPHS_NAMED)
+        graphs, which = graphs_begun(job.fd, MAX_GRAPHS_NAMED)
         if not graphs:
             return ""
         more = "+" if graphs == MAX_GRAPHS_NAMED else ""

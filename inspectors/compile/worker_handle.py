@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from inspectors.base.result import loads_bounded
+from inspectors.compile import journal
 from inspectors.process import sandbox, scratch
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -160,25 +161,13 @@ def launches_begun(job_fd: int) -> int:
     return begun
 
 
-def graphs_begun(job_fd: int) -> int:
-    """The torch.compile graphs a job's example() has begun (journal.graph_begun), as far as its
-    limit grows: `graph-N` files among the first few, asked for by name."""
-    begun = 0
-    for i in range(MAX_EXTRA_LAUNCHES):
-        try:
-            os.stat(f"graph-{i}", dir_fd=job_fd, follow_symlinks=False)
-        except OSError:
-            break
-        begun += 1
-    return begun
-
-
 def grown_by_launches(per_launch_s: float, job_fd: int):
     """The seconds a job's limit has grown by now: `per_launch_s` for each launch it has begun
     after its first and for each torch.compile graph its example() has begun (a big model's step
     lowers its graphs for minutes before its first launch), for at most MAX_EXTRA_LAUNCHES of
     them in all (a job makes these files itself)."""
-    return lambda: per_launch_s * min(MAX_EXTRA_LAUNCHES, max(0, launches_begun(job_fd) - 1) + graphs_begun(job_fd))
+    return lambda: per_launch_s * min(MAX_EXTRA_LAUNCHES, max(0, launches_begun(job_fd) - 1)
+                                           + journal.graphs_begun(job_fd, MAX_EXTRA_LAUNCHES)[0])
 
 
 def await_reply(worker: Worker, timeout: float, scratch_mb: int, more=lambda: 0.0, tick=None):
