@@ -440,7 +440,9 @@ def record_configs(autotuner, record, workload: dict | None = None) -> None:
                      if not isinstance(k, str) or k in names}
         shown = ", ".join([*(f"{k}={v}" for k, v in cfg.kwargs.items()),
                            f"num_warps={cfg.num_warps}", f"num_stages={cfg.num_stages}"])
-        label = f"{autotuner.fn.__name__} · config {i + 1} of {n}: {shown}"
+        label = f"{autotuner.fn.__name__} · config {i + 1} of {n}: {shown}" + (    # gpt-fast's setting
+            " · coordinate descent: the GPU times neighbouring configs and may compile another"
+            if (autotuner.inductor_meta or {}).get("coordinate_descent_tuning") else "")
         call = {k: v for k, v in (workload or {}).items() if k != "numels"}
         if workload and (grid := launch_call.inductor_grid(autotuner.inductor_meta, cfg, workload["numels"])):
             call["grid"] = grid

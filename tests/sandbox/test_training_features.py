@@ -88,3 +88,18 @@ def test_a_lower_right_causal_bias_is_the_gpus_attention_kernels_and_no_mask_ker
                      ("forward", efficient), ("backward", "aten._efficient_attention_backward")], calls
     # 4·B·H·M·N·K forward (torch 2.13's own formula raises on this op's layout), 2.5 times that backward
     assert [c["flops"] for c in r.outside[2:]] == [4 * 2 * 8 * 64 * 128 * 64, 10 * 2 * 8 * 64 * 128 * 64]
+
+
+def test_coordinate_descent_tuning_says_the_gpu_may_compile_another_config(engine):
+    """gpt-fast's settings: each Inductor kernel's configs are listed, each saying that on the GPU
+    coordinate descent times their neighbours (a timing the view cannot make); without the
+    setting, the same kernels say nothing of it."""
+    r = _compile(engine, "coordinate_descent.py")
+    inductor = [k for k in r.kernels if k.origin.get("graph")]
+    assert {k.name.split("_")[1] for k in inductor} == {"per", "poi"}, [k.name for k in inductor]
+    assert all("coordinate descent: the GPU times" in k.label for k in inductor), [k.label for k in inductor]
+    source = (FEATURES / "coordinate_descent.py").read_text().replace("tuning = True", "tuning = False")
+    plain = engine.compile(CompileRequest(source=source, filename="coordinate_descent.py", target="cuda:90",
+                                          sass=False), timeout=300)
+    assert plain.ok and plain.kernels, plain.error
+    assert not any("coordinate descent" in k.label for k in plain.kernels)
