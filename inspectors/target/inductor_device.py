@@ -7,7 +7,8 @@ what only a GPU could (the raw stream, the device index swaps, the memory alloca
 made on first use (it subclasses torch's `CudaInterface`: torch is imported then, not here).
 
 The device index swaps (`torch.cuda._exchange_device`: Inductor's device guard while it compiles,
-Dynamo's `torch.cuda.device(...)` context while it traces, which Liger's ops open) answer device 0.
+Dynamo's `torch.cuda.device(...)` context while it traces, which Liger's ops open) answer device 0,
+and a bare ordinal Dynamo folds (`torch.device(0)`) is the GPU's.
 """
 from __future__ import annotations
 
@@ -43,7 +44,8 @@ def target_cuda_interface():
 
 
 def install_device_swaps(set_) -> None:
-    """The device index swaps of Dynamo's `torch.cuda.device` and Inductor's guard answer device 0:
+    """The device index swaps of Dynamo's `torch.cuda.device` and Inductor's guard answer device 0,
+    and `torch.device(0)` traced by Dynamo is `cuda:0`:
     called by name (torch 2.11) or bound when Dynamo is imported (2.13). `set_(obj, name, value)`
     patches and remembers the undo."""
     import torch
@@ -53,6 +55,18 @@ def install_device_swaps(set_) -> None:
     for name in ("_exchange_fn", "_maybe_exchange_fn"):
         if name in vars(CUDADeviceVariable):
             set_(CUDADeviceVariable, name, staticmethod(lambda device: 0))
+    # `torch.device(0)` in traced code: Dynamo folds it by calling torch.device, which without an
+    # accelerator raises; the target's is CUDA (eagerly, tensor_view answers the same call)
+    from torch._dynamo.variables import ConstantVariable
+    from torch._dynamo.variables.user_defined import UserDefinedClassVariable
+    fold = UserDefinedClassVariable.call_function
+
+    def call_function(var, tx, args, kwargs):
+        if var.value is torch.device and len(args) == 1 and not kwargs and args[0].is_python_constant() \
+                and type(args[0].as_python_constant()) is int:
+            args = [ConstantVariable.create("cuda"), args[0]]
+        return fold(var, tx, args, kwargs)
+    set_(UserDefinedClassVariable, "call_function", call_function)
 
 
 def fallback_kernels_on_cpu(set_) -> None:

@@ -160,6 +160,8 @@ class TargetView:
                           for k, v in (kwargs or {}).items()}
                 if func is torch.Tensor.cuda:
                     return args[0] if isinstance(args[0], TargetTensor) else on_target(args[0])
+                if func is torch.device and len(args) == 1 and type(args[0]) is int:   # torch.device(0):
+                    return torch.device("cuda", args[0])          # the accelerator's, as on the GPU
                 if func in (torch.Tensor.pin_memory, torch._cudnn_rnn_flatten_weight):
                     # pinned host memory, cuDNN's one buffer of an RNN's weights (nn.LSTM on a CUDA
                     # build): what a GPU's runtime does, nothing to the kernels

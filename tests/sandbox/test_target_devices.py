@@ -83,3 +83,14 @@ def test_a_few_channels_upsampled_are_written_contiguous_as_on_the_gpu(engine):
     assert "_unsafe_index" in name and "clone" not in name, name
     # contiguous (N, C, H, W): the store walks x fastest; channels-last would stride by 3
     assert "tl.store(out_ptr0 + (x" in r.kernels[0].stages["source"], r.kernels[0].stages["source"]
+
+
+def test_a_bare_ordinal_device_is_the_gpus_eagerly_and_where_dynamo_folds_it(engine, snippet):
+    """`torch.device(0)` is the accelerator's: cuda:0 on a GPU, "Cannot access accelerator device"
+    without one. Eagerly the view answers the call, and in a compiled forward Dynamo's fold of it:
+    the forward's kernel multiplies by the GPU's constant, the backward's too."""
+    r = engine.compile(CompileRequest(source=snippet("compiled/device_ordinal.py"), filename="device_ordinal.py",
+                                      target="cuda:90", sass=False), timeout=300)
+    assert r.ok, r.error
+    assert {k.origin["graph"] for k in r.kernels} == {"forward", "backward"}, [k.name for k in r.kernels]
+    assert any("full" in k.name or "2.0" in k.stages["source"] for k in r.kernels if k.origin["graph"] == "forward")

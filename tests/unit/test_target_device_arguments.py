@@ -6,7 +6,7 @@ import torch
 
 def test_a_bare_device_ordinal_is_the_gpus():
     """`device=torch.cuda.current_device()` (Qwen3-Next's gated norm in transformers 4.57), `.to(0)`,
-    `model.to(0)`: an ordinal is the current accelerator's, cuda:0 on the GPU, an error on a torch
+    `model.to(0)`, `torch.device(0)`: an ordinal is the current accelerator's, cuda:0 on the GPU, an error on a torch
     with none; a bool is no ordinal (`x.to(torch.half, False)`: non_blocking)."""
     from inspectors.base.targets import parse
     from inspectors.target import tensor_view
@@ -18,6 +18,7 @@ def test_a_bare_device_ordinal_is_the_gpus():
         half = torch.ones(3).to(torch.half, False)
         assert w.is_cuda and w.dtype == torch.bfloat16 and moved.is_cuda and model.weight.is_cuda
         assert half.dtype == torch.half
+        assert torch.device(0) == torch.device("cuda", 0)          # the accelerator's first, as on a GPU
         assert model(torch.ones(2, 4, device=0)).is_cuda
     assert torch._C._nn._parse_to is parse_to
 
