@@ -12,6 +12,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
                       SMs, memory, shared memory, registers, clocks), from vendor data.
     tensor_view       TargetView: torch.cuda's device queries answered as the target's, tensors
                       that say they are on `cuda:0` while their memory is the CPU's.
+    jagged            a jagged NestedTensor in the view: made on the target, one ragged-size
+                      symbol for its offsets, whatever alias of them a compiled backward hands back.
     cuda_probes       the small CUDA probes libraries make: streams, events, device contexts,
                       generators, the device-properties object, torch.version.cuda.
     library_ops       a library's own ops in the view: custom ops' kernels, ATen CUDA registrations.
@@ -27,7 +29,7 @@ machine with a GPU nothing here is entered: the real GPU answers.
     attention_cpu     the CPU's stand-ins for those ops in the graph that runs on the CPU.
     flex              FlexAttention's kernel options and output strides, traced as the target's.
     inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
-                      the device index swaps of Dynamo's and Inductor's device guards.
+                      the device index swaps of Dynamo's and Inductor's device guards, torch.device(0).
     graph_on_target   a graph AOTAutograd traced on CPU tensors made the target's for Inductor: devices,
                       input fakes (Dynamo's float scalars left on the CPU, as a GPU's are), attention.
     inductor_choices  Inductor's decompositions and joint-graph passes decided as on the target.

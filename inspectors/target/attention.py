@@ -251,13 +251,13 @@ def traced_as_on_gpu(set_, major: int) -> None:
 
 
 def _answered_as_gpu(cpu_answer, kind: str, major: int):
-    """torch._C's can_use_<kind> question answered for fake tensors as the GPU's rules answer it. A
-    jagged nested tensor's attention asks it too: answered as the CPU's, so Dynamo runs it eagerly,
-    as the user guide says (the GPU's varlen flash op has no CPU stand-in yet)."""
+    """torch._C's can_use_<kind> question answered for fake tensors as the GPU's rules answer it,
+    a jagged nested tensor's (its values fake) too: torch's nested SDPA then traces the GPU's
+    variable-length op, whose CPU stand-in is attention_cpu's."""
     from torch._subclasses.fake_tensor import is_fake
 
     def can_use(params, debug=False):
-        if not is_fake(params.query) or params.query.is_nested:
+        if not is_fake(params.query if not params.query.is_nested else params.query.values()):
             return cpu_answer(params, debug)
         return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
                        enabled() & {kind}, params.dropout, params.enable_gqa) == kind

@@ -37,6 +37,48 @@ def _cpu_flash_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dro
         grad, q, k, v, out, lse, 0.0, causal, attn_mask=mask, scale=scale)
 
 
+def _varlen(q, k, v, cum_q, cum_k, is_causal: bool, scale):
+    """Flash's variable-length attention (a jagged nested tensor's: (total, H, K) tensors, each
+    sequence's rows from its cumulative offsets; causal from the bottom right, as flash's) by the
+    CPU's flash kernel one sequence at a time: (out (total_q, H, K), logsumexp (H, total_q))."""
+    import torch
+    if cum_q is None:                       # dense (B, M, H, K): B sequences of one length
+        (b, m), n = q.shape[:2], k.shape[1]
+        cum_q, cum_k = torch.arange(0, b * m + 1, m), torch.arange(0, b * n + 1, n)
+        q, k, v = q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1)
+    outs, lses = [], []
+    for i in range(cum_q.numel() - 1):
+        rows, cols = slice(int(cum_q[i]), int(cum_q[i + 1])), slice(int(cum_k[i]), int(cum_k[i + 1]))
+        qi, ki, vi = (t[at].transpose(0, 1)[None] for t, at in ((q, rows), (k, cols), (v, cols)))
+        causal, mask = _lower_right(qi, ki, is_causal)
+        out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(qi, ki, vi, 0.0, causal, attn_mask=mask,
+                                                                             scale=scale)
+        outs.append(out[0].transpose(0, 1))
+        lses.append(lse[0])
+    return torch.cat(outs), torch.cat(lses, dim=-1).float()
+
+
+def _cpu_flash_varlen(q, k, v, cum_q, cum_k, max_q, max_k, dropout_p, is_causal, return_debug_mask=False, *,
+                      scale=None, **unused):
+    """The GPU's `_flash_attention_forward` (a jagged nested tensor's attention) as the CPU graph runs
+    it (dropout off): its 5 outputs, the logsumexp shaped as its meta function's."""
+    import torch
+    out, lse = _varlen(q, k, v, cum_q, cum_k, is_causal, scale)
+    if cum_q is None:
+        out, lse = out.view(q.shape), lse.view(q.shape[2], q.shape[0], q.shape[1]).transpose(0, 1)
+    state = torch.zeros(2, dtype=torch.int64)
+    return out, lse, state, state[0], torch.empty(0, dtype=q.dtype)
+
+
+def _cpu_flash_varlen_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dropout_p, is_causal, seed,
+                               offset, *, scale=None, **unused):
+    import torch
+    with torch.enable_grad():
+        leaves = [t.detach().requires_grad_() for t in (q, k, v)]
+        o, _ = _varlen(*leaves, cum_q, cum_k, is_causal, scale)
+        return torch.autograd.grad(o.view(grad.shape), leaves, grad)
+
+
 def _cpu_efficient(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):
     import torch
     out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,
@@ -67,16 +109,35 @@ def _masked(q, k, v, bias, mask_type: int, scale):
     return ((scores - lse[..., None]).exp() @ v.float()).to(q.dtype), lse
 
 
+def _masked_bmhk(q, k, v, bias, cu_q, cu_k, mask_type: int, scale):
+    """`_masked` of (B, M, H, K) tensors, each sequence alone where cumulative offsets are given (a
+    jagged nested tensor's: B is 1, the sequences one after another): (out (B, M, H, K), [logsumexp
+    (1, H, rows) of each sequence] or [(B, H, M)])."""
+    import torch
+    if cu_q is None:
+        out, lse = _masked(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), bias, mask_type, scale)
+        return out.transpose(1, 2), [lse]
+    outs, lses = [], []
+    for i in range(cu_q.numel() - 1):
+        rows, cols = slice(int(cu_q[i]), int(cu_q[i + 1])), slice(int(cu_k[i]), int(cu_k[i + 1]))
+        out, lse = _masked(q[:, rows].transpose(1, 2), k[:, cols].transpose(1, 2), v[:, cols].transpose(1, 2), None,
+                           mask_type, scale)
+        outs.append(out.transpose(1, 2))
+        lses.append(lse)
+    return torch.cat(outs, dim=1), lses
+
+
 def _cpu_efficient_forward(q, k, v, bias, cu_q, cu_k, max_q, max_k, dropout_p, mask_type, compute_lse=False, *,
                            scale=None, seqlen_k=None, window_size=None):
     """The GPU's `_efficient_attention_forward` ((B, M, H, K) tensors: causal_lower_right's float32
-    kernel) as the CPU graph runs it (dropout off), its outputs shaped as its meta function's."""
+    kernel, a jagged nested tensor's attention) as the CPU graph runs it (dropout off), its outputs
+    shaped as its meta function's."""
     import torch
-    out, lse = _masked(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), bias, mask_type, scale)
-    rows = -(-q.shape[1] // 32) * 32 if compute_lse else 0
-    lse = torch.nn.functional.pad(lse, (0, max(0, rows - lse.shape[-1])))[..., :rows]
+    out, lses = _masked_bmhk(q, k, v, bias, cu_q, cu_k, mask_type, scale)
+    rows = -(-(q.shape[1] if cu_q is None else max_q) // 32) * 32 if compute_lse else 0
+    lse = torch.cat([torch.nn.functional.pad(lse, (0, max(0, rows - lse.shape[-1])))[..., :rows] for lse in lses])
     state = torch.zeros((), dtype=torch.int64)
-    return out.transpose(1, 2), lse, state, state, q.shape[1], k.shape[1]
+    return out, lse, state, state, q.shape[1], k.shape[1]
 
 
 def _cpu_efficient_backward_(grad, q, k, v, bias, out, cu_q, cu_k, max_q, max_k, lse, dropout_p, seed, offset,
@@ -85,8 +146,8 @@ def _cpu_efficient_backward_(grad, q, k, v, bias, out, cu_q, cu_k, max_q, max_k,
     import torch
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
-        o, _ = _masked(*(t.transpose(1, 2) for t in leaves), bias, mask_type, scale)
-        grads = torch.autograd.grad(o.transpose(1, 2), leaves, grad)
+        o, _ = _masked_bmhk(*leaves, bias, cu_q, cu_k, mask_type, scale)
+        grads = torch.autograd.grad(o, leaves, grad)
     return (*grads, None)
 
 
@@ -131,6 +192,8 @@ def without_dropout(gm) -> None:
                  aten._scaled_dot_product_flash_attention_backward.default: _cpu_flash_backward,
                  aten._scaled_dot_product_efficient_attention.default: _cpu_efficient,
                  aten._scaled_dot_product_efficient_attention_backward.default: _cpu_efficient_backward,
+                 aten._flash_attention_forward.default: _cpu_flash_varlen,
+                 aten._flash_attention_backward.default: _cpu_flash_varlen_backward,
                  aten._efficient_attention_forward.default: _cpu_efficient_forward,
                  aten._efficient_attention_backward.default: _cpu_efficient_backward_}
     for node in gm.graph.nodes:

@@ -71,7 +71,7 @@ def choice(query, key, value, is_causal: bool, major: int, mask=None, allowed=FU
     if "cudnn" in allowed and cudnn_first(major) and _cudnn(query, key, value, mask, dropout):
         return "cudnn"
     flash = "flash" in allowed and mask is None and query.dtype in (torch.float16, torch.bfloat16) and \
-        head <= 256 and not (is_causal and query.shape[-2] != key.shape[-2])
+        head <= 256 and not (is_causal and not query.is_nested and query.shape[-2] != key.shape[-2])
     if query.shape[1] != key.shape[1]:      # grouped query heads: flash takes them, the efficient kernel
         return "flash" if flash else None   # does not (the math path, which copies k and v: as traced)
     if mask is not None and mask.stride()[-1] != 1:     # the math path (as traced)

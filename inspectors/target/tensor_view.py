@@ -40,7 +40,7 @@ import os
 import weakref
 
 from inspectors.base.targets import Target
-from inspectors.target import attention, autocast, cuda_dtypes, cuda_probes, gpus, library_ops
+from inspectors.target import attention, autocast, cuda_dtypes, cuda_probes, gpus, jagged, library_ops
 
 
 def needed(target: Target) -> bool:
@@ -393,7 +393,7 @@ def wrappers_on_cpu(view: TargetView):
             setattr(made, ON_TARGET, True)
         return made
     torch.Tensor._make_wrapper_subclass = staticmethod(make)
-    nested_back = _jagged_in_view(view)
+    nested_back = jagged.in_view(WRAPPED_VIEW)
 
     def back():
         nested_back()
@@ -401,29 +401,6 @@ def wrappers_on_cpu(view: TargetView):
             torch.Tensor._make_wrapper_subclass = real
         else:
             del torch.Tensor._make_wrapper_subclass
-    return back
-
-
-def _jagged_in_view(view: TargetView):
-    """A jagged NestedTensor's ops make their values inside its __torch_dispatch__, where the view's
-    mode is not: plain CPU tensors, beside offsets made in the view (a TargetTensor, `cuda:0`), or
-    the other way round (a compiled graph's outputs). Its constructor's check that the two are on
-    one device reads both as the offsets' device. Returns the way back."""
-    import torch
-    from torch.nested._internal import nested_tensor
-    cls = nested_tensor.NestedTensor
-    real = cls.__dict__["__new__"]
-
-    def new(kind, values, offsets, **kwargs):
-        on_target = getattr(offsets, WRAPPED_VIEW, None) is not None
-        if (getattr(values, WRAPPED_VIEW, None) is not None) != on_target:
-            with torch._C.DisableTorchFunction():                # (the view's mode would wrap it again)
-                values = values.as_subclass(type(offsets) if on_target else torch.Tensor)   # read for its metadata
-        return real.__func__(kind, values, offsets, **kwargs)
-    cls.__new__ = staticmethod(new)
-
-    def back():
-        cls.__new__ = real
     return back
 
 

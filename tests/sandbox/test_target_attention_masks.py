@@ -2,8 +2,8 @@
 memory-efficient kernel expanded to the attention's shape, and padded first where its rows'
 strides are not multiples of 8; the backends the code picks; a graph of attention alone."""
 import re
+from pathlib import Path
 
-import pytest
 import torch
 
 from inspectors.base.result import CompileRequest
@@ -77,23 +77,19 @@ def test_a_compiled_graph_of_attention_alone_is_a_step_of_its_calls(engine):
     assert step.text(rows).splitlines()[-2].startswith("no Triton launch: Inductor made no Triton kernel; 2 call(s)")
 
 
-JAGGED = '''import torch
-import torch.nn.functional as F
+JAGGED = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "features" / "jagged_attention.py"
 
 
-def example():
-    q, k, v = (torch.nested.nested_tensor([torch.randn(n, 4, 64) for n in (17, 40, 29)], layout=torch.jagged,
-                                          device="cuda", dtype=torch.bfloat16).transpose(1, 2) for _ in range(3))
-    torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v).values().sum())(q, k, v)
-'''
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="the target view's limit: a GPU compiles it for real")
-def test_jagged_attention_the_view_cannot_compile_does_not_claim_the_gpu_would_not(engine):
-    """Nested SDPA picks its backend on the CPU tensors Dynamo traces (the math path, a strided
-    nested tensor without fake support), so Dynamo runs it eagerly here; an H100 takes flash's
-    varlen kernel. The message says so, and not "as it does on a GPU" (nn.LSTM's)."""
-    r = engine.compile(CompileRequest(source=JAGGED, filename="jagged.py", target="cuda:90", sass=False), timeout=300)
-    assert r.error is not None and r.error.kind == "usage", r.error
-    assert "Dynamo ran the code eagerly here (" in r.error.message and "on the GPU it may compile" in r.error.message
-    assert "as it does on a GPU" not in r.error.message
+def test_jagged_attention_compiles_as_the_gpus_variable_length_kernels(engine):
+    """Nested SDPA asks torch._C's can_use_flash / can_use_efficient of the jagged tensors Dynamo
+    traces: answered by the GPU's rules (before, the CPU's answer sent it down the math path and
+    Dynamo ran it eagerly). bf16 and causal is flash's variable-length op, float32 the
+    memory-efficient kernel's, forward and backward, calls outside Triton; the graph that runs on
+    the CPU runs their stand-ins one sequence at a time (the driver checks each sequence's values
+    against dense attention), and the gradients' nested sizes are the inputs' (j1)."""
+    r = engine.compile(CompileRequest(source=JAGGED.read_text(), filename="jagged_attention.py", target="cuda:90",
+                                      sass=False), timeout=300)
+    assert r.ok, r.error
+    calls = {(c["op"], c["graph"]) for c in r.outside}
+    assert calls == {(f"aten._{kind}_attention_{way}", graph) for kind in ("flash", "efficient")
+                     for way, graph in (("forward", "forward"), ("backward", "backward"))}, calls
