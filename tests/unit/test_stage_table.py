@@ -252,6 +252,7 @@ def _other_versions() -> list[str]:
             if not env.own and (not env.path or (Path(env.path) / "triton" / "experimental" / "gluon").is_dir())]
 
 
+@pytest.mark.workers           # the CLI's compile, in a process of its own
 @pytest.mark.parametrize("version", _other_versions() or [pytest.param("", marks=pytest.mark.skip(
     reason="no other Triton version set up (make setup-versions)"))])
 def test_gluon_ir_by_triton_version_through_the_cli(version):
