@@ -37,18 +37,20 @@ def _cpu_flash_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max_k, dro
         grad, q, k, v, out, lse, 0.0, causal, attn_mask=mask, scale=scale)
 
 
+def _spans(cu_q, cu_k):
+    """Each sequence's (query rows, key rows) of a jagged nested tensor's attention, from the
+    cumulative offsets of its variable-length op."""
+    for i in range(cu_q.numel() - 1):
+        yield slice(int(cu_q[i]), int(cu_q[i + 1])), slice(int(cu_k[i]), int(cu_k[i + 1]))
+
+
 def _varlen(q, k, v, cum_q, cum_k, is_causal: bool, scale):
-    """Flash's variable-length attention (a jagged nested tensor's: (total, H, K) tensors, each
-    sequence's rows from its cumulative offsets; causal from the bottom right, as flash's) by the
-    CPU's flash kernel one sequence at a time: (out (total_q, H, K), logsumexp (H, total_q))."""
+    """Flash's variable-length attention (a jagged nested tensor's: (total, H, K) tensors; causal
+    from the bottom right, as flash's) by the CPU's flash kernel one sequence at a time:
+    (out (total_q, H, K), logsumexp (H, total_q))."""
     import torch
-    if cum_q is None:                       # dense (B, M, H, K): B sequences of one length
-        (b, m), n = q.shape[:2], k.shape[1]
-        cum_q, cum_k = torch.arange(0, b * m + 1, m), torch.arange(0, b * n + 1, n)
-        q, k, v = q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1)
     outs, lses = [], []
-    for i in range(cum_q.numel() - 1):
-        rows, cols = slice(int(cum_q[i]), int(cum_q[i + 1])), slice(int(cum_k[i]), int(cum_k[i + 1]))
+    for rows, cols in _spans(cum_q, cum_k):
         qi, ki, vi = (t[at].transpose(0, 1)[None] for t, at in ((q, rows), (k, cols), (v, cols)))
         causal, mask = _lower_right(qi, ki, is_causal)
         out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(qi, ki, vi, 0.0, causal, attn_mask=mask,
@@ -64,8 +66,6 @@ def _cpu_flash_varlen(q, k, v, cum_q, cum_k, max_q, max_k, dropout_p, is_causal,
     it (dropout off): its 5 outputs, the logsumexp shaped as its meta function's."""
     import torch
     out, lse = _varlen(q, k, v, cum_q, cum_k, is_causal, scale)
-    if cum_q is None:
-        out, lse = out.view(q.shape), lse.view(q.shape[2], q.shape[0], q.shape[1]).transpose(0, 1)
     state = torch.zeros(2, dtype=torch.int64)
     return out, lse, state, state[0], torch.empty(0, dtype=q.dtype)
 
@@ -76,7 +76,7 @@ def _cpu_flash_varlen_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max
     with torch.enable_grad():
         leaves = [t.detach().requires_grad_() for t in (q, k, v)]
         o, _ = _varlen(*leaves, cum_q, cum_k, is_causal, scale)
-        return torch.autograd.grad(o.view(grad.shape), leaves, grad)
+        return torch.autograd.grad(o, leaves, grad)
 
 
 def _cpu_efficient(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):
@@ -118,8 +118,7 @@ def _masked_bmhk(q, k, v, bias, cu_q, cu_k, mask_type: int, scale):
         out, lse = _masked(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), bias, mask_type, scale)
         return out.transpose(1, 2), [lse]
     outs, lses = [], []
-    for i in range(cu_q.numel() - 1):
-        rows, cols = slice(int(cu_q[i]), int(cu_q[i + 1])), slice(int(cu_k[i]), int(cu_k[i + 1]))
+    for rows, cols in _spans(cu_q, cu_k):
         out, lse = _masked(q[:, rows].transpose(1, 2), k[:, cols].transpose(1, 2), v[:, cols].transpose(1, 2), None,
                            mask_type, scale)
         outs.append(out.transpose(1, 2))
