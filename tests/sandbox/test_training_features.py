@@ -103,3 +103,13 @@ def test_coordinate_descent_tuning_says_the_gpu_may_compile_another_config(engin
                                           sass=False), timeout=300)
     assert plain.ok and plain.kernels, plain.error
     assert not any("coordinate descent" in k.label for k in plain.kernels)
+
+
+def test_compiled_autograds_graph_is_the_steps_backward(engine):
+    """`compiled_autograd = True` and `.backward()` inside the compiled step: Dynamo compiles the
+    autograd engine's graph (its hooks in it) as an inference graph; the view calls it the
+    backward, its kernels and its cuBLAS matmul, and the driver's gradients equal eager's."""
+    r = _compile(engine, "compiled_autograd.py")
+    graphs = [k.origin["graph"] for k in r.kernels]
+    assert "forward" in graphs and "backward" in graphs and "inference" not in graphs, graphs
+    assert ("backward", "aten.mm") in [(c["graph"], c["op"]) for c in r.outside], r.outside
