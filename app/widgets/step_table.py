@@ -202,5 +202,6 @@ def _caption(counted, choices, launches: bool = True) -> str:
             f"{estimate.DOT_EFFICIENCY:g} of its peak, SASS instructions ÷ 4 a clock an SM, or waits on loads × "
             f"{estimate.LOAD_WAIT_US:g} µs, the grid's share of its SMs, + {estimate.FLOOR_US:g} µs a "
             "launch (checked against an H200's profiler: docs/09-benchmark-results.md). Rows without a # run outside Triton, as the GPU "
-            "would run them (cuBLAS matmuls, attention kernels): their shapes and FLOPs are the graph's; "
+            "would run them (cuBLAS matmuls, attention kernels): their shapes and FLOPs are the graph's, or for "
+            "the graphs eager and eager backward, those your modules' forwards and the backward ran eagerly with; "
             "the Benchmark page measures on a GPU.")

@@ -37,6 +37,7 @@ torch.compile:
     torch_compile_target  in a job, without a GPU: every kernel Inductor writes for the target
                           (the target/ layer's rules installed), recorded as launches.
     kernel_origins        where each of its kernels came from: its graph, the ATen ops it fuses, the user's lines.
+    eager_calls           the ATen ops a step's modules and backward run eagerly outside Triton (each a CUDA kernel).
     aoti_target           AOTInductor's compile and load there: its Triton kernels, the package a note.
     torch_compile_gpu     the Caches page's torch.compile mode, run on a real GPU in a process.
     torch_compile_timing  a compiled function timed against eager on that GPU.

@@ -63,23 +63,27 @@ def of_graph(graph, wrapper: str, lines_of, which: str, fused: set[str]) -> list
         inputs, val = _hinted(torch.fx.node.map_arg(((node.args, node.kwargs), node.meta.get("val")),
                                                     lambda n: n.meta.get("val")))
         seen.add(name)
-        out.append(_call(which, name, inputs, val, lines_of(node), _flops(node)))
+        out.append(entry(which, name, inputs, val, lines_of(node), _flops(node)))
     if called - seen:
         out += _lowered(graph, wrapper, called - seen, lines_of, which)[:max(0, MAX_CALLS - len(out))]
     return out
 
 
 def _is_view(node) -> bool:
-    """Whether the node's op returns a view of its input (`permute`, `slice`, `view_as_real`: its
-    schema's returns alias it, read-only): the wrapper calls such an op of a graph Inductor left to
-    ATen (a complex tensor's) in Python, and a GPU runs no kernel for it."""
-    returns = getattr(getattr(node.target, "_schema", None), "returns", None)
-    if getattr(node.target, "overloadpacket", None).__name__ == "_unsafe_view":
-        return True
+    """Whether the node's op returns a view of its input (`permute`, `slice`, `view_as_real`): the
+    wrapper calls such an op of a graph Inductor left to ATen (a complex tensor's) in Python, and a
+    GPU runs no kernel for it."""
+    return getattr(node.target, "overloadpacket", None).__name__ == "_unsafe_view" or aliases(node.target)
+
+
+def aliases(op) -> bool:
+    """Whether each output of the ATen op is a view of an input (its schema's returns alias one, read-only)."""
+    returns = getattr(getattr(op, "_schema", None), "returns", None)
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
 
 
-def _call(which: str, name: str, inputs, val, lines: dict, flops: int | None) -> dict:
+def entry(which: str, name: str, inputs, val, lines: dict, flops: int | None) -> dict:
+    """One call outside Triton: its graph, op, kind, operands' sizes and dtype, bytes, lines, FLOPs."""
     import torch
     tensors = [t for t in torch.utils._pytree.tree_leaves(inputs) if isinstance(t, torch.Tensor)]
     outs = [t for t in torch.utils._pytree.tree_leaves(val) if isinstance(t, torch.Tensor)]
@@ -93,16 +97,19 @@ def _call(which: str, name: str, inputs, val, lines: dict, flops: int | None) ->
 
 
 def _flops(node) -> int | None:
-    """The node's FLOPs by torch.utils.flop_counter's formula, on its sizes' hints; None where it
-    has none."""
+    """The node's FLOPs (flops_of) on its sizes' hints."""
     import torch
+    args, kwargs, val = _hinted(torch.fx.node.map_arg((node.args, node.kwargs, node.meta.get("val")),
+                                                      lambda n: n.meta.get("val")))
+    return flops_of(getattr(node.target, "overloadpacket", None), args, kwargs, val)
+
+
+def flops_of(packet, args, kwargs, val) -> int | None:
+    """An ATen op's FLOPs by torch.utils.flop_counter's formula (or _OWN's); None where it has none."""
     from torch.utils.flop_counter import flop_registry
-    packet = getattr(node.target, "overloadpacket", None)
     formula = _OWN.get(getattr(packet, "__name__", None)) or flop_registry.get(packet)
     if formula is None:
         return None
-    args, kwargs, val = _hinted(torch.fx.node.map_arg((node.args, node.kwargs, node.meta.get("val")),
-                                                      lambda n: n.meta.get("val")))
     try:
         return int(formula(*args, **kwargs, out_val=val))
     except Exception:  # noqa: BLE001 - a formula that does not take these arguments: bytes only
@@ -223,7 +230,7 @@ def _lowered(graph, wrapper: str, ops: set[str], lines_of, which: str) -> list[d
         for n in of:
             for f, ls in lines_of(n).items():
                 lines[f] = sorted(set(lines.get(f, [])) | set(ls))
-        out.append(_call(which, m[2], tensors, made, lines, max(flops) if flops else None))
+        out.append(entry(which, m[2], tensors, made, lines, max(flops) if flops else None))
     return out
 
 

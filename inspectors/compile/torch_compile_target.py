@@ -50,6 +50,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from inspectors.compile import aoti_target, journal, launch_call, outside_calls
+from inspectors.compile.eager_calls import EagerCalls
 from inspectors.compile.kernel_origins import call_site, graph_kind, lines_of, origins
 from inspectors.read.inductor import kernel_calls, parse_wrapper
 from inspectors.target import attention, attention_cpu, cuda_dtypes, flex, fused_ops, graph_on_target, inductor_choices, inductor_device
@@ -102,23 +103,31 @@ class CompiledOnTarget:
         self._real = torch.compile
         self._set(torch, "compile", self.compile)
         aoti_target.install(self._set, self.compile, self.job_dir)    # AOTInductor's Triton half, a GPU's too
-        if self.view is not None:
-            real_export = torch.export.export
+        real_export = torch.export.export
 
-            def export(*args, **kwargs):        # its fake parameters on `cuda` need a device guard (CPU torch)
+        def export(*args, **kwargs):            # its fake parameters on `cuda` need a device guard (CPU torch)
+            if self.view is not None:
                 from inspectors.target import cuda_guard
                 self.guard_missing = cuda_guard.ensure(for_autograd=True)
+            with self.eager.paused():
                 return real_export(*args, **kwargs)
-            self._set(torch.export, "export", export)
+        self._set(torch.export, "export", export)
+        if self.view is not None:
             # Dynamo asks the accelerator's current stream when it starts tracing (torch 2.11,
             # without asking whether there is one): a CUDA build of torch with no GPU raises
             try:
                 torch.accelerator.current_stream()
             except RuntimeError:
                 self._set(torch.accelerator, "current_stream", lambda device=None: torch.Stream(device="cpu"))
+        self.eager = EagerCalls(self.job_dir, self.view).__enter__()
         return self
 
+    def calls_outside(self) -> list[dict]:
+        """What the step runs outside Triton: its compiled graphs' calls, then its eager ones."""
+        return self.outside + self.eager.calls()
+
     def __exit__(self, *exc):
+        self.eager.__exit__(*exc)
         for undo in reversed(self._undo):
             undo()
         self._undo.clear()
@@ -266,10 +275,11 @@ class CompiledOnTarget:
         view = self.view
 
         def call(*args, **kwargs):
-            if view is None:
-                return fn(*args, **kwargs)
-            with view.plain():
-                out = fn(*args, **kwargs)
+            with self.eager.paused():      # Dynamo compiles nothing under a dispatch mode
+                if view is None:
+                    return fn(*args, **kwargs)
+                with view.plain():
+                    out = fn(*args, **kwargs)
             return view.on_target(out)
         call.__wrapped__ = fn
         return call
@@ -300,7 +310,7 @@ class CompiledOnTarget:
         saved, self.record = self.record, recorded.append
         try:
             # a backward graph is compiled from the autograd engine, inside the view: left here
-            with self.view.plain() if self.view is not None else contextlib.nullcontext():
+            with self.view.plain() if self.view is not None else contextlib.nullcontext(), self.eager.paused():
                 # a context of its own (the graph's fakes are the target's), with AOTAutograd's
                 # metadata of this graph: a backward's donated buffers (saved activations it may
                 # overwrite in place, as the GPU's backward does: in_out_ptr arguments)
@@ -338,11 +348,12 @@ class CompiledOnTarget:
             attention_cpu.without_dropout(gm)    # attention ops as the CPU's kernels, and no dropout, which they refuse
         if self.view is not None:        # ... and an op whose CUDA kernel takes a dtype the CPU's refuses
             cuda_dtypes.on_cpu_graph(gm)
-        return make_boxed_func(_running(gm, recorded, graph_outside))
+        return make_boxed_func(_running(gm, recorded, graph_outside, self.eager.paused))
 
 
-def _running(gm, recorded: list, outside: list):
-    """The graph's forward, run here: a user's Triton kernel in it (`triton_kernel_wrapper_*`)
+def _running(gm, recorded: list, outside: list, paused):
+    """The graph's forward, run here (`paused()`: none of its ops is an eager call; a backward is
+    run by the autograd engine): a user's Triton kernel in it (`triton_kernel_wrapper_*`)
     launches through the JIT, where the GPU runs Inductor's compile of it, recorded already.
     Each run after the first (the next layer's block after a graph break, the next micro-batch)
     adds a run's calls to its kernels' and its calls outside Triton's counts."""
@@ -358,7 +369,7 @@ def _running(gm, recorded: list, outside: list):
                 call["calls"] = call.get("calls", 1) + n
             for c in outside:
                 c["calls"] = c.get("calls", 1) + 1
-        with triton_shim.not_recorded(compiled):
+        with triton_shim.not_recorded(compiled), paused():
             return gm.forward(*args)
     return forward
 

@@ -122,7 +122,7 @@ def run_job(req: CompileRequest, job_dir: Path) -> tuple[CompileResult, bool]:
                                                         filename, None))
                 launches, raised = _launches(module, jitted, req, gtarget, path, tensor_view.driver_properties(target),
                                              lambda: on_target.outside, on_target.not_compiled)
-                outside = tuple(on_target.outside)       # what the compiled graphs run outside Triton
+                outside = tuple(on_target.calls_outside())     # what the graphs and eager modules run outside Triton
             if req.kernel:
                 launches = [l for l in launches if l.fn.__name__ == req.kernel]
                 if not launches:

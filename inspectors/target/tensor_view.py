@@ -131,7 +131,7 @@ class TargetView:
         import torch
         from torch.overrides import TorchFunctionMode
 
-        TargetTensor = _tensor_class()
+        TargetTensor = self.tensor_class = _tensor_class()     # eager_calls asks which tensors are the target's
         d, props = self.device, self._props()
         stream = cuda_probes.Stream()
 

@@ -71,10 +71,13 @@ def test_a_compiled_graph_of_attention_alone_is_a_step_of_its_calls(engine):
                   int(SDPBackend.EFFICIENT_ATTENTION): "efficient_attention"}[
             torch._fused_sdp_choice(q, q, q, None, 0.0, True)]
     assert [(c["graph"], c["op"]) for c in r.outside] == [
-        ("forward", f"aten._scaled_dot_product_{kernel}"), ("backward", f"aten._scaled_dot_product_{kernel}_backward")]
+        ("forward", f"aten._scaled_dot_product_{kernel}"), ("backward", f"aten._scaled_dot_product_{kernel}_backward"),
+        # .backward()'s seed, and AOTAutograd's copy of sum's expanded gradient into the layout
+        # the compiled backward takes: each a CUDA kernel of torch's on the GPU
+        ("eager backward", "aten.ones_like"), ("eager backward", "aten.copy_")]
     rows = step.rows(r.headers, "alone.py", None, r.outside, target="cuda:90")
-    assert all(row.outside and row.flops and row.estimate_us for row in rows)
-    assert step.text(rows).splitlines()[-2].startswith("no Triton launch: Inductor made no Triton kernel; 2 call(s)")
+    assert all(row.outside and row.estimate_us for row in rows) and all(row.flops for row in rows[:2])
+    assert step.text(rows).splitlines()[-2].startswith("no Triton launch: Inductor made no Triton kernel; 4 call(s)")
 
 
 JAGGED = Path(__file__).resolve().parents[2] / "benchmarks" / "drivers" / "features" / "jagged_attention.py"
@@ -90,6 +93,6 @@ def test_jagged_attention_compiles_as_the_gpus_variable_length_kernels(engine):
     r = engine.compile(CompileRequest(source=JAGGED.read_text(), filename="jagged_attention.py", target="cuda:90",
                                       sass=False), timeout=300)
     assert r.ok, r.error
-    calls = {(c["op"], c["graph"]) for c in r.outside}
+    calls = {(c["op"], c["graph"]) for c in r.outside if not c["graph"].startswith("eager")}
     assert calls == {(f"aten._{kind}_attention_{way}", graph) for kind in ("flash", "efficient")
                      for way, graph in (("forward", "forward"), ("backward", "backward"))}, calls
