@@ -34,8 +34,7 @@ _WRITES_ONLY = {"zeros_like", "ones_like", "full_like", "new_zeros", "new_ones",
 
 class EagerCalls:
     def __init__(self, job_dir, view=None):
-        """`view`: the entered TargetView (its tensors are the target's), or None on a machine
-        with a GPU (CUDA tensors are)."""
+        """`view`: the entered TargetView, or None on a machine with a GPU."""
         self.job_dir, self.view = str(job_dir), view
         self._by_key: dict[tuple, dict] = {}
         self._backward = 0       # backward() / grad() calls running now
@@ -45,17 +44,16 @@ class EagerCalls:
         self._mode = self._hooks = None
         self._saved: dict = {}
 
-    def _on_target(self, t, backward: bool) -> bool:
-        """Whether the tensor is the target's: a CUDA tensor on a machine with a GPU; in the view, one
-        of its tensors, or in a backward any real tensor (the autograd engine makes the gradients
-        plain CPU tensors there: a gradient hook's ops take only them)."""
+    def _on_target(self, t) -> bool:
+        """Whether the tensor is the GPU's: a CUDA tensor on a machine with one; in the view, any real
+        tensor (its tensors are CPU tensors that say `cuda`, and those made inside a nested tensor's
+        or a library's own code, where the view's mode is off, are plain ones; a file's default device
+        there is the CPU where on the GPU machine it is the GPU: inspectors/compile/default_device.py)."""
         import torch
         from torch._subclasses.fake_tensor import FakeTensor
         if self.view is None:
             return torch._C.TensorBase.is_cuda.__get__(t)
-        if isinstance(t, self.view.tensor_class):
-            return True
-        return backward and not isinstance(t, FakeTensor) and torch._C.TensorBase.device.__get__(t).type == "cpu"
+        return not isinstance(t, FakeTensor) and torch._C.TensorBase.device.__get__(t).type == "cpu"
 
     def __enter__(self):
         """The recorder on: its dispatch mode pushed while an nn.Module's forward or a backward runs
@@ -142,16 +140,18 @@ class EagerCalls:
 
     def _seen(self, func, args, kwargs, out) -> None:
         import torch
+        from torch.utils._python_dispatch import is_traceable_wrapper_subclass
         packet = getattr(func, "overloadpacket", None)
         name = getattr(packet, "__name__", "")
         outs = [t for t in torch.utils._pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
         ins = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        backward = bool(self._backward) or torch._C._current_graph_task_id() != -1
-        if not name or name in _NO_KERNEL or not outs or not any(self._on_target(t, backward) for t in ins + outs):
+        if not name or name in _NO_KERNEL or not outs or not any(map(self._on_target, ins + outs)):
             return
         if outside_calls.aliases(func) or all(t.numel() == 0 for t in outs) or _hands_back_an_input(func, ins, outs):
             return
-        graph = "eager backward" if backward else "eager"
+        if any(map(is_traceable_wrapper_subclass, ins + outs)):      # a nested tensor's, a DTensor's op: its
+            return                                              # own ops on its inner tensors are seen
+        graph = "eager backward" if self._backward or torch._C._current_graph_task_id() != -1 else "eager"
         site = call_site(self.job_dir)
         lines = {site[0]: [site[1]]} if site else {}
         key = (graph, name, tuple(tuple(t.shape) for t in ins[:8]), str((ins or outs)[0].dtype), site)

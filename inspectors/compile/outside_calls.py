@@ -28,7 +28,7 @@ _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": 
 def kind_of(op: str) -> str:
     """aten.mm -> cuBLAS, aten._scaled_dot_product_flash_attention -> flash attention, ..."""
     for word, by in _KINDS:
-        if word in op:
+        if word in op and (word != "mm" or re.search(r"mm(_|$)", op)):      # not a dummy's "mm"
             return next((v for k, v in by.items() if k in op), next(iter(by.values())))
     return "ATen"
 

@@ -241,23 +241,45 @@ def traced_as_on_gpu(set_, major: int) -> None:
         return _gpu_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, kind)
     set_(op, "py_kernels", {**op.py_kernels, composite: sdpa})
     set_(op, "_dispatch_cache", {})
-    # causal_lower_right (torch.nn.attention.bias) asks can_use_flash_attention itself, then
-    # can_use_efficient_attention, and Dynamo folds the answers into the graph: on the CPU's tensors
-    # no, and the mask is materialized (a Triton kernel of its own); the GPU runs its flash kernel
-    # (half precision; its is_causal is lower-right there) or the memory-efficient kernel with its
-    # own lower-right mask (float32: `_efficient_attention_forward`, custom_mask_type 2)
-    for name, kind in (("_can_use_flash_attention", "flash"), ("_can_use_mem_efficient_attention", "efficient")):
-        set_(torch._C, name, _answered_as_gpu(getattr(torch._C, name), kind, major))
+
+
+_BACKEND_QUESTIONS = (("_can_use_flash_attention", "flash"), ("_can_use_mem_efficient_attention", "efficient"))
+
+
+def answered_as_on_gpu(major: int):
+    """While the view lasts: torch._C's can_use_flash / can_use_efficient questions answered as the
+    GPU's rules answer them, for fake tensors and for the view's jagged nested tensors, and the
+    GPU's variable-length ops (`_flash_attention_forward`, `_efficient_attention_forward` and their
+    backwards) given attention_cpu's stand-ins as their CPU kernels. causal_lower_right
+    (torch.nn.attention.bias) asks the questions itself and Dynamo folds the answers into the
+    graph: on the CPU's tensors no, and the mask is materialized (a Triton kernel of its own);
+    the GPU runs its flash kernel (half precision; its is_causal is lower-right there) or the
+    memory-efficient kernel with its own lower-right mask (float32, custom_mask_type 2). torch's
+    nested SDPA asks them too, traced or eager: the GPU takes the variable-length kernels (eager,
+    the CPU has no backend for a causal jagged attention). Returns the undo."""
+    import torch
+    from inspectors.target import attention_cpu
+    saved = {name: getattr(torch._C, name) for name, _ in _BACKEND_QUESTIONS}
+    for name, kind in _BACKEND_QUESTIONS:
+        setattr(torch._C, name, _answered_as_gpu(saved[name], kind, major))
+    kernels = attention_cpu.varlen_cpu_kernels()
+
+    def undo():
+        for name, fn in saved.items():
+            setattr(torch._C, name, fn)
+        kernels._destroy()
+    return undo
 
 
 def _answered_as_gpu(cpu_answer, kind: str, major: int):
     """torch._C's can_use_<kind> question answered for fake tensors as the GPU's rules answer it,
-    a jagged nested tensor's (its values fake) too: torch's nested SDPA then traces the GPU's
-    variable-length op, whose CPU stand-in is attention_cpu's."""
+    and for jagged nested tensors (traced or eager; torch's nested SDPA makes their values plain
+    CPU tensors before it asks): torch's nested SDPA then takes the GPU's variable-length op,
+    whose CPU kernel is attention_cpu's."""
     from torch._subclasses.fake_tensor import is_fake
 
     def can_use(params, debug=False):
-        if not is_fake(params.query if not params.query.is_nested else params.query.values()):
+        if not (params.query.is_nested or is_fake(params.query)):     # a dense attention run eagerly
             return cpu_answer(params, debug)
         return _choice(params.query, params.key, params.value, params.is_causal, major, params.attn_mask,
                        enabled() & {kind}, params.dropout, params.enable_gqa) == kind

@@ -79,6 +79,37 @@ def _cpu_flash_varlen_backward(grad, q, k, v, out, lse, cum_q, cum_k, max_q, max
         return torch.autograd.grad(o, leaves, grad)
 
 
+def _with_autograd(fn):
+    """`fn` with autograd on where the dispatcher calls it as an op's kernel (below autograd: a
+    backward stand-in's `torch.autograd.grad` would find no graph), as where a graph calls it."""
+    import functools
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        import torch
+        from torch._C import DispatchKey
+        exclude = torch._C._dispatch_tls_local_exclude_set()
+        for key in (DispatchKey.AutogradFunctionality, DispatchKey.ADInplaceOrView, DispatchKey.AutogradOther,
+                    DispatchKey.AutogradNestedTensor):
+            exclude = exclude.remove(key)
+        with torch._C._ForceDispatchKeyGuard(torch._C._dispatch_tls_local_include_set(), exclude):
+            return fn(*args, **kwargs)
+    return kernel
+
+
+def varlen_cpu_kernels():
+    """A torch.library of the GPU's variable-length attention ops' CPU kernels (they have none):
+    these stand-ins, for a jagged nested tensor's attention run eagerly in the view. `_destroy()`
+    removes them."""
+    import torch
+    lib = torch.library.Library("aten", "IMPL")
+    for op, fn in (("_flash_attention_forward", _cpu_flash_varlen), ("_efficient_attention_forward", _cpu_efficient_forward),
+                   ("_flash_attention_backward", _with_autograd(_cpu_flash_varlen_backward)),
+                   ("_efficient_attention_backward", _with_autograd(_cpu_efficient_backward_))):
+        lib.impl(op, fn, "CPU")
+    return lib
+
+
 def _cpu_efficient(q, k, v, bias, compute_lse, dropout_p=0.0, is_causal=False, *, scale=None):
     import torch
     out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=bias,

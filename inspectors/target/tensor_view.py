@@ -131,7 +131,7 @@ class TargetView:
         import torch
         from torch.overrides import TorchFunctionMode
 
-        TargetTensor = self.tensor_class = _tensor_class()     # eager_calls asks which tensors are the target's
+        TargetTensor = _tensor_class()
         d, props = self.device, self._props()
         stream = cuda_probes.Stream()
 
@@ -254,6 +254,7 @@ class TargetView:
         self._plain = 0
         self._wrapper_made = wrappers_on_cpu(self)
         self._library = library_ops.library_twins(mode)
+        self._attention = attention.answered_as_on_gpu(d.major)      # jagged attention: the GPU's kernels
         autocast.install()       # torch.autocast("cuda") casts as the GPU's autocast does
         self._mode.__enter__()
         # The autograd engine calls a custom Function's backward with no mode active (the mode
@@ -310,6 +311,7 @@ class TargetView:
         torch.nn.Module._apply = self._saved_apply
         torch._C._nn._parse_to = self._saved_parse_to
         self._library()
+        self._attention()
         if self._saved_vendor is None:
             os.environ.pop("GEMS_VENDOR", None)
         for name, fn in self._saved.items():

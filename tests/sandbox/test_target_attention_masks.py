@@ -96,3 +96,43 @@ def test_jagged_attention_compiles_as_the_gpus_variable_length_kernels(engine):
     calls = {(c["op"], c["graph"]) for c in r.outside if not c["graph"].startswith("eager")}
     assert calls == {(f"aten._{kind}_attention_{way}", graph) for kind in ("flash", "efficient")
                      for way, graph in (("forward", "forward"), ("backward", "backward"))}, calls
+
+
+JAGGED_EAGER = '''import torch
+import torch.nn.functional as F
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                              is_causal=True).transpose(1, 2)
+
+
+def example():
+    torch.manual_seed(0)
+    dense = [[torch.randn(n, 4, 64) for n in (17, 40, 29)] for _ in range(3)]
+    q, k, v = (torch.nested.nested_tensor(d, layout=torch.jagged, device="cuda", dtype=torch.bfloat16,
+                                          requires_grad=True) for d in dense)
+    out = Attention()(q, k, v)
+    for i in range(3):
+        a, b, c = (x[i].to("cuda", torch.bfloat16).float().transpose(0, 1) for x in dense)
+        ref = F.scaled_dot_product_attention(a, b, c, is_causal=True).transpose(0, 1)
+        assert torch.allclose(out[i].float(), ref, atol=2e-2), (i, (out[i].float() - ref).abs().max())
+    out.values().float().square().sum().backward()
+    assert q.grad is not None and q.grad.shape == q.shape
+    torch.compile(lambda t: t.values().sin())(out)
+'''
+
+
+def test_jagged_attention_run_eagerly_is_the_gpus_variable_length_flash_kernel(engine):
+    """A causal bf16 attention of jagged nested tensors in an eager module: the CPU has no backend
+    for it ("No viable backend for scaled_dot_product_attention was found", before); the GPU runs
+    flash's variable-length kernel forward and backward, listed as the step's eager calls, its values
+    checked against dense attention of each sequence."""
+    r = engine.compile(CompileRequest(source=JAGGED_EAGER, filename="jagged_eager.py", target="cuda:90", sass=False),
+                       timeout=300)
+    assert r.ok, r.error
+    calls = {(c["graph"], c["op"], c["kind"]) for c in r.outside}
+    assert ("eager", "aten._flash_attention_forward", "flash attention") in calls, calls
+    assert ("eager backward", "aten._flash_attention_backward", "flash attention") in calls, calls
+    assert not [op for _, op, _ in calls if "nested" in op], calls
