@@ -50,8 +50,9 @@ METRICS: dict[str, str] = {
     "backward_kernels": "launches of torch.compile's backward graph (configs after the first not counted)",
     "fused_aten_ops": "ATen ops the Triton kernels fuse, summed over the launches (eager PyTorch runs a kernel for most)",
     "outside_calls": "calls the compiled graphs make outside Triton (cuBLAS matmuls, attention kernels)",
+    "eager_calls": "ATen ops the step's modules and backward run eagerly, outside torch.compile (each a CUDA kernel)",
     "step_us": "the step's time estimated on the target's first GPU without one, µs (each launch and call once per call)",
-    "outside_pct": "the share of that time outside Triton, in %",
+    "outside_pct": "the share of that time in the compiled graphs' calls outside Triton, in %",
 }
 _NAMES = frozenset(METRICS)
 
@@ -146,13 +147,19 @@ def step_metrics(headers, outside=()) -> dict[str, float]:
            "forward_kernels": float(sum(r.graph == "forward" for r in launches)),
            "backward_kernels": float(sum(r.graph == "backward" for r in launches)),
            "fused_aten_ops": float(sum(len(r.aten_ops) for r in launches)),
-           "outside_calls": float(len(counted) - len(launches))}
+           "outside_calls": float(sum(_of_graphs(r) for r in counted)),
+           "eager_calls": float(sum(bool(r.outside) and not _of_graphs(r) for r in counted))}
     timed = step.counted(rows)
     if timed:
         total = sum(r.step_us for r in timed)
         out["step_us"] = round(total, 1)
-        out["outside_pct"] = round(100 * sum(r.step_us for r in timed if r.outside) / total, 1) if total else 0.0
+        out["outside_pct"] = round(100 * sum(r.step_us for r in timed if _of_graphs(r)) / total, 1) if total else 0.0
     return out
+
+
+def _of_graphs(row) -> bool:
+    """A compiled graph's call outside Triton (not one run eagerly: inspectors/compile/eager_calls.py)."""
+    return bool(row.outside) and not row.graph.startswith("eager")
 
 
 @dataclass(frozen=True)
