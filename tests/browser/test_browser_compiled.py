@@ -5,7 +5,6 @@ import pytest
 
 from browser import SHOTS, require_chromium
 from conftest import SNIPPETS
-from editor_helpers import editor_text, fill_editor
 
 require_chromium()
 
@@ -101,21 +100,3 @@ def test_the_step_as_a_picture_joins_lines_to_their_kernels(page):
     expect(svg).to_contain_text("backward · ")
     svg.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / "step_picture.png"), full_page=False)
-
-
-MATMUL_ALONE = ("import torch\n\n\ndef example():\n    a = torch.randn(256, 512, device='cuda')\n"
-                "    b = torch.randn(512, 128, device='cuda')\n    torch.compile(torch.mm)(a, b)\n")
-
-
-def test_a_step_of_no_triton_kernel_shows_its_calls_outside_triton(page):
-    """A compiled matmul alone (cuBLAS's, no Triton kernel): the step table of its one call and a
-    note that there are no stages, no error; the text typed stays in the editor."""
-    fill_editor(page, MATMUL_ALONE)
-    page.get_by_role("button", name="Compile", exact=True).click()
-    expect(page.get_by_text("The step: no Triton launch · 1 call outside Triton · ≈ ")).to_be_visible(timeout=240_000)
-    expect(page.get_by_text("torch.compile made no Triton kernel of this step")).to_be_visible(timeout=30_000)
-    # the last compile's panels are gone, not left for Streamlit to clear (on CI a PTX panel stayed
-    # 60 s while watch_disk's runs came between; stops 70 and 71)
-    expect(page.locator('.tlens-panel[data-stage="ptx"]')).to_have_count(0, timeout=10_000)
-    assert editor_text(page) == MATMUL_ALONE
-    page.screenshot(path=str(SHOTS / "step_outside_only.png"), full_page=False)
