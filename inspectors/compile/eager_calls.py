@@ -147,10 +147,10 @@ class EagerCalls:
         ins = [t for t in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
         if not name or name in _NO_KERNEL or not outs or not any(map(self._on_target, ins + outs)):
             return
-        if outside_calls.aliases(func) or all(t.numel() == 0 for t in outs) or _hands_back_an_input(func, ins, outs):
-            return
         if any(map(is_traceable_wrapper_subclass, ins + outs)):      # a nested tensor's, a DTensor's op: its
             return                                              # own ops on its inner tensors are seen
+        if outside_calls.aliases(func) or all(t.numel() == 0 for t in outs) or _hands_back_an_input(func, ins, outs):
+            return
         graph = "eager backward" if self._backward or torch._C._current_graph_task_id() != -1 else "eager"
         site = call_site(self.job_dir)
         lines = {site[0]: [site[1]]} if site else {}
