@@ -26,7 +26,8 @@ machine with a GPU nothing here is entered: the real GPU answers.
                       for an attention's inputs, by the CUDA build's rules.
     attention         attention as the GPU runs it: SDPA's cuDNN / flash / memory-efficient op in a
                       compiled graph, the backend questions libraries ask (can_use_flash_attention).
-    attention_cpu     the CPU's stand-ins for those ops in the graph that runs on the CPU.
+    attention_cpu     the CPU's stand-ins for those ops: in the graph that runs on the CPU, and as the
+                      CPU kernels of the variable-length ones while the view lasts (eager jagged attention).
     flex              FlexAttention's kernel options and output strides, traced as the target's.
     inductor_device   TargetCudaInterface, Inductor's `cuda` device interface asking the view;
                       the device index swaps of Dynamo's and Inductor's device guards, torch.device(0).
